@@ -1,0 +1,89 @@
+"""The `hero` command: grade submissions, rebuild the release, run the demo."""
+
+import argparse
+import sys
+from pathlib import Path
+
+EXIT_GRADER_FAILED = 2
+EXIT_BELOW_THRESHOLD = 1
+
+
+def _grade(args):
+    from . import engine, report
+
+    folders = [Path(p) for p in args.paths]
+    for folder in folders:
+        if not folder.is_dir():
+            print(f"hero grade: {folder} is not a folder", file=sys.stderr)
+            return EXIT_GRADER_FAILED
+    reports = engine.grade_many(folders, args.assignment, timeout=args.timeout)
+    if args.format == "json":
+        print(report.to_json(reports))
+    else:
+        for index, result in enumerate(reports):
+            if index:
+                print()
+            print(report.table(result, args.lang))
+            if args.details:
+                print(report.details(result, args.lang))
+    if args.fail_under is not None:
+        for result in reports:
+            percent = 100.0 * result.score / result.max_score if result.max_score else 0.0
+            if percent < args.fail_under:
+                print(f"hero grade: {result.submission} scored {percent:.1f}% < {args.fail_under:g}%", file=sys.stderr)
+                return EXIT_BELOW_THRESHOLD
+    return 0
+
+
+def _release(args):
+    from . import release
+
+    release.build(args.output)
+    print(f"rebuilt {', '.join(release.GENERATED_DIRS)} under {args.output or release.registry.REPO_ROOT}")
+    return 0
+
+
+def _demo(args):
+    from . import demo
+
+    return demo.run(args.lang)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="hero", description="hero_transformer course tools")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    grade = commands.add_parser("grade", help="grade submission folders shaped like student/<assignment>/")
+    grade.add_argument("paths", nargs="+", help="submission folders")
+    grade.add_argument("--assignment", help="assignment id (default: told by the folder's notebook)")
+    grade.add_argument("--format", choices=("table", "json"), default="table")
+    grade.add_argument("--lang", choices=("zh", "en"), default="zh", help="feedback language")
+    grade.add_argument("--details", action="store_true", help="print the full feedback of every lost item")
+    grade.add_argument("--timeout", type=float, default=10.0, help="seconds per exercise (default 10)")
+    grade.add_argument("--fail-under", type=float, metavar="PERCENT",
+                       help="exit 1 when a submission scores below PERCENT of the maximum")
+    grade.set_defaults(run=_grade)
+
+    rel = commands.add_parser("release", help="rebuild student/, solutions/ and autograder/samples/")
+    rel.add_argument("--output", help="write the trees under this folder instead of the repository")
+    rel.set_defaults(run=_release)
+
+    demo = commands.add_parser("demo", help="release, autograde the bundled samples with nbgrader, show grades")
+    demo.add_argument("--lang", choices=("zh", "en"), default="zh")
+    demo.set_defaults(run=_demo)
+
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # the grader itself failed: never a silent zero
+        import traceback
+
+        traceback.print_exc()
+        print(f"hero {args.command}: the grader failed: {exc}", file=sys.stderr)
+        return EXIT_GRADER_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,488 @@
+"""Grading: send the student's code to a worker, judge what comes back.
+
+This process imports the reference and never imports student code.  Verdicts
+are computed here from plain data, so nothing a submission does inside the
+worker (patching torch.allclose, builtins, printing "PASS"...) reaches them.
+"""
+
+import concurrent.futures
+import re
+import secrets
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+from . import faults, probes, registry
+from .reference import checks as properties
+from .reference import model as reference
+from .sandbox import WorkerFailure, WorkerPool
+
+DEFAULT_TIMEOUT = 10.0  # seconds per exercise; a hang costs only that exercise
+MAX_SOURCE_BYTES = 1_000_000
+MAX_FILES = 50
+
+
+@dataclass
+class Check:
+    name: str
+    passed: bool
+    zh: str = ""
+    en: str = ""
+
+
+@dataclass
+class ItemResult:
+    id: str
+    kind: str  # "exercise" (package stub) or "answer" (notebook answer cell)
+    title_zh: str
+    title_en: str
+    max_score: float
+    score: float = 0.0
+    status: str = "failed"  # passed, failed, not_implemented, error, timeout
+    feedback_zh: str = ""
+    feedback_en: str = ""
+    checks: list = field(default_factory=list)
+    output: str = ""  # what the student's code printed (tail)
+
+    def finish(self):
+        failed = [check for check in self.checks if not check.passed]
+        if self.status == "failed" and self.checks and not failed:
+            self.status = "passed"
+        self.score = self.max_score if self.status == "passed" else 0.0
+        if self.status == "passed" and not self.feedback_zh:
+            self.feedback_zh = f"全部 {len(self.checks)} 项检查通过。"
+            self.feedback_en = f"all {len(self.checks)} checks passed."
+        elif failed and not self.feedback_zh:
+            self.feedback_zh, self.feedback_en = failed[0].zh, failed[0].en
+        return self
+
+
+@dataclass
+class Report:
+    assignment: str
+    submission: str
+    isolation: str
+    devices: list
+    items: list
+    problems: list = field(default_factory=list)
+
+    @property
+    def score(self):
+        return sum(item.score for item in self.items)
+
+    @property
+    def max_score(self):
+        return sum(item.max_score for item in self.items)
+
+    def item(self, item_id):
+        return next(item for item in self.items if item.id == item_id)
+
+    def to_json(self):
+        data = asdict(self)
+        data["score"], data["max_score"] = self.score, self.max_score
+        data["tolerance"] = dict(properties.TOLERANCE)
+        return data
+
+
+# --- reading a submission ------------------------------------------------------
+
+
+def read_package(folder: Path, problems: list):
+    """The submission's hero_transformer/*.py as texts (never imported here)."""
+    package = folder / registry.PACKAGE
+    files = {}
+    if not package.is_dir():
+        problems.append(f"{registry.PACKAGE}/ is missing from the submission")
+        return files
+    for path in sorted(package.rglob("*.py"))[:MAX_FILES]:
+        relpath = path.relative_to(folder).as_posix()
+        data = path.read_bytes()
+        if len(data) > MAX_SOURCE_BYTES:
+            problems.append(f"{relpath} is larger than {MAX_SOURCE_BYTES} bytes and was left out")
+            continue
+        try:
+            files[relpath] = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problems.append(f"{relpath} is not UTF-8 (byte {exc.start}); undecodable bytes were replaced")
+            files[relpath] = data.decode("utf-8", "replace")
+    return files
+
+
+def read_notebook_cells(path: Path, problems: list):
+    """The code cells a student wrote or ran, in order; grade cells are the grader's."""
+    import nbformat
+
+    if not path.exists():
+        problems.append(f"{path.name} is missing from the submission")
+        return None
+    try:
+        notebook = nbformat.read(str(path), as_version=4)
+    except Exception as exc:  # malformed JSON, truncated file, wrong schema
+        problems.append(f"{path.name} could not be read as a notebook: {str(exc)[:300]}")
+        return None
+    cells = []
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code" or cell.get("metadata", {}).get("nbgrader", {}).get("grade"):
+            continue
+        cells.append([index, cell.source])
+    return cells
+
+
+# --- reference and misconception outputs (computed once per process) ----------
+
+
+def _run(module, exercise_id, case_name):
+    try:
+        return probes.run_case(module, exercise_id, case_name, probes.make_cases(exercise_id)[case_name], "cpu")
+    except Exception as exc:  # a fault may legitimately fail on a case (eps missing -> nan is not an error)
+        return probes.Unusable(f"{type(exc).__name__}: {exc}")
+
+
+@lru_cache(maxsize=None)
+def reference_outputs(exercise_id):
+    return {name: _run(reference, exercise_id, name) for name in probes.make_cases(exercise_id)}
+
+
+@lru_cache(maxsize=None)
+def fault_outputs(fault_id):
+    entry = next(f for f in faults.CATALOGUE if f.id == fault_id)
+    target = registry.exercises_by_target()
+    exercise = next(e for e in target.values() if e.id == entry.exercise)
+    owner_name, _, attribute = exercise.target.rpartition(".")
+    owner = getattr(reference, owner_name) if owner_name else reference
+    saved = owner.__dict__[attribute]
+    setattr(owner, attribute, entry.function)
+    try:
+        return {name: _run(reference, entry.exercise, name) for name in probes.make_cases(entry.exercise)}
+    finally:
+        setattr(owner, attribute, saved)
+
+
+# --- comparing values --------------------------------------------------------------
+
+
+def mismatch(got, expected, device="cpu"):
+    """None when `got` matches `expected`, else a (zh, en) pair saying how it differs."""
+    if isinstance(got, probes.Unusable):
+        return (f"输出无法使用：{got.reason}", f"unusable output: {got.reason}")
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(got, torch.Tensor):
+            return (f"应返回张量，实际返回 {type(got).__name__}。", f"expected a tensor, got {type(got).__name__}.")
+        if got.shape != expected.shape:
+            return (f"形状应为 {list(expected.shape)}，实际为 {list(got.shape)}。",
+                    f"shape should be {list(expected.shape)}, got {list(got.shape)}.")
+        if got.dtype != expected.dtype:
+            return (f"dtype 应为 {expected.dtype}，实际为 {got.dtype}（请保持输入的 dtype）。",
+                    f"dtype should be {expected.dtype}, got {got.dtype} (keep the input's dtype).")
+        if not torch.isfinite(got).all() and torch.isfinite(expected).all():
+            return ("输出含 NaN 或 inf。", "the output contains NaN or inf.")
+        if not torch.allclose(got.double(), expected.double(), equal_nan=True, **properties.TOLERANCE):
+            error = (got.double() - expected.double()).abs().nan_to_num(float("inf")).max().item()
+            return (f"数值与参考实现不一致（最大误差 {error:.3g}）。",
+                    f"values differ from the reference (largest error {error:.3g}).")
+        return None
+    if isinstance(expected, (tuple, list)):
+        if not isinstance(got, (tuple, list)) or len(got) != len(expected):
+            return (f"应返回长度为 {len(expected)} 的元组，实际为 {_describe(got)}。",
+                    f"expected a tuple of {len(expected)}, got {_describe(got)}.")
+        for got_item, expected_item in zip(got, expected):
+            problem = mismatch(got_item, expected_item, device)
+            if problem:
+                return problem
+        return None
+    if got != expected or type(got) is not type(expected) and not _both_numbers(got, expected):
+        return (f"应为 {expected!r}，实际为 {_describe(got)}。", f"expected {expected!r}, got {_describe(got)}.")
+    return None
+
+
+def _both_numbers(a, b):
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b))
+
+
+def _describe(value):
+    if isinstance(value, torch.Tensor):
+        return f"shape {list(value.shape)} 的张量"
+    if isinstance(value, (tuple, list)):
+        return f"{type(value).__name__} of {len(value)}"
+    return repr(value)[:200]
+
+
+# --- judging one exercise --------------------------------------------------------------
+
+
+def _properties(exercise_id, out):
+    """Checks that hold for any correct implementation, from the student's CPU outputs."""
+    cases = probes.make_cases(exercise_id)
+    tensor = lambda *names: all(isinstance(out.get(n), torch.Tensor) for n in names)  # noqa: E731
+    found = []
+    if exercise_id == "layer_norm" and tensor("random", "shifted", "default_affine"):
+        found.append(("shift invariance", properties.judge_shift_invariant(out["random"], out["shifted"])))
+        found.append(("mean 0, variance v/(v+eps)",
+                      properties.judge_normalised_stats(cases["default_affine"]["x"], out["default_affine"])))
+    if exercise_id == "gelu" and tensor("symmetry"):
+        a = cases["symmetry"]["x"][:1]
+        found.append(("g(a) - g(-a) = a", properties.judge_gelu_symmetry(a, out["symmetry"][:1], out["symmetry"][1:])))
+    if exercise_id == "feedforward" and tensor("random"):
+        found.append(("shape [B,T,d] kept", properties.judge_same_shape(cases["random"]["x"], out["random"])))
+    if exercise_id == "block":
+        first = lambda name: out[name][0] if isinstance(out.get(name), tuple) else out.get(name)  # noqa: E731
+        real, changed, zero = first("real"), first("changed_future"), first("zero_branches")
+        x = cases["real"]["x"]
+        if isinstance(real, torch.Tensor):
+            found.append(("shape [B,T,d] kept", properties.judge_same_shape(x, real)))
+        if isinstance(zero, torch.Tensor):
+            found.append(("zero branches give the identity", properties.judge_identity(x, zero)))
+        if isinstance(real, torch.Tensor) and isinstance(changed, torch.Tensor) and real.shape == changed.shape:
+            found.append(("causal: the future does not change the past", properties.judge_causal(real, changed, 2)))
+    if exercise_id == "parameter_count" and isinstance(out.get("chapter"), int):
+        V, C, N, d, f = cases["chapter"]["args"]
+        model = reference.TransformerLM(reference.Config(V, C, d, 4, N, f, 0.0))
+        registered = sum(p.numel() for p in model.parameters())
+        found.append(("ledger equals the registered count", properties.judge_ledger(out["chapter"], registered)))
+    return [Check(name, problem is None, *(problem or ("", ""))) for name, problem in found]
+
+
+def _diagnose(exercise_id, cpu_outputs):
+    """The known misconception whose outputs the student's outputs reproduce, if any."""
+    for entry in faults.for_exercise(exercise_id):
+        expected = fault_outputs(entry.id)
+        comparable = [name for name, value in expected.items() if not isinstance(value, probes.Unusable)]
+        if comparable and all(
+            name in cpu_outputs and mismatch(cpu_outputs[name], expected[name]) is None for name in comparable
+        ):
+            return entry
+    return None
+
+
+def _payload_devices(payload):
+    """The devices of every tensor inside an encoded output."""
+    if "tensor" in payload:
+        return {payload["device"]}
+    items = payload.get("seq") or list(payload.get("dict", {}).values())
+    return set().union(*(_payload_devices(item) for item in items)) if items else set()
+
+
+def _not_implemented_message(exercise):
+    return (
+        f"尚未实现：{exercise.target} 仍然是 raise NotImplementedError('{exercise.id}')。",
+        f"not implemented yet: {exercise.target} still raises NotImplementedError('{exercise.id}').",
+    )
+
+
+def _raised_message(raised, case_name):
+    if raised["kind"] == "not_implemented":
+        stub = raised["message"]
+        return (f"调用了尚未实现的部分 NotImplementedError('{stub}')（用例 {case_name}）。",
+                f"called something not implemented yet: NotImplementedError('{stub}') (case {case_name}).")
+    tail = "\n".join(raised.get("traceback", "").strip().splitlines()[-4:])
+    return (f"用例 {case_name} 抛出了 {raised['type']}: {raised['message']}\n{tail}",
+            f"case {case_name} raised {raised['type']}: {raised['message']}\n{tail}")
+
+
+def judge_exercise(exercise, max_score, reply, devices_seen):
+    result = ItemResult(exercise.id, "exercise", exercise.title_zh, exercise.title_en, max_score)
+    if _judge_failure(result, reply):
+        return result.finish()
+    body = reply["payload"]["body"]
+    devices_seen.update(body["devices"])
+    # per device and case: ("ok", value) or ("raised", what the student's code raised)
+    decoded = {
+        device: {name: ("ok", probes.decode(v["ok"])) if "ok" in v else ("raised", v["raised"]) for name, v in cases.items()}
+        for device, cases in body["outputs"].items()
+    }
+    cpu = decoded.get("cpu", {})
+    if cpu and all(kind == "raised" and v["kind"] == "not_implemented" and v["message"] == exercise.id
+                   for kind, v in cpu.values()):
+        result.status = "not_implemented"
+        result.feedback_zh, result.feedback_en = _not_implemented_message(exercise)
+        return result.finish()
+    expected = reference_outputs(exercise.id)
+    for device, outputs in decoded.items():
+        for name, ref in expected.items():
+            kind, got = outputs.get(name, ("ok", probes.Unusable("no output")))
+            problem = _raised_message(got, name) if kind == "raised" else mismatch(got, ref, device)
+            if problem is None and kind == "ok" and _payload_devices(body["outputs"][device][name]["ok"]) - {device}:
+                problem = ("输出不在输入所在的设备上。", "the output is not on the input's device.")
+            label = f"matches the reference on case '{name}' ({device})"
+            result.checks.append(Check(label, problem is None, *(problem or ("", ""))))
+    cpu_values = {name: value for name, (kind, value) in cpu.items() if kind == "ok"}
+    result.checks.extend(_properties(exercise.id, cpu_values))
+    if not all(check.passed for check in result.checks):
+        diagnosis = _diagnose(exercise.id, cpu_values)
+        if diagnosis is not None:
+            result.feedback_zh = "可能的误解：" + diagnosis.zh
+            result.feedback_en = "likely misconception: " + diagnosis.en
+    result.output = reply.get("output_tail", "")
+    return result.finish()
+
+
+def _judge_failure(result, reply):
+    """Fill `result` for a task that produced no outputs; return whether it did."""
+    if isinstance(reply, WorkerFailure):
+        result.status = "error"
+        result.feedback_zh = f"评分工作进程失败：{reply}"
+        result.feedback_en = f"the grading worker failed: {reply}"
+        return True
+    if reply["status"] == "timeout":
+        result.status = "timeout"
+        result.feedback_zh = "运行超时被终止（可能是死循环或计算量过大）；其它练习不受影响。"
+        result.feedback_en = "stopped after the time limit (an infinite loop or too much work?); other exercises are unaffected."
+        return True
+    if reply["status"] != "ok":
+        result.status = "error"
+        result.feedback_zh = f"你的代码使进程异常退出或输出过大（{reply['status']}）。"
+        result.feedback_en = f"your code crashed the process or produced too much output ({reply['status']})."
+        return True
+    failed = reply["payload"].get("failed")
+    if failed:
+        result.status = "error"
+        tail = "\n".join(failed.get("traceback", failed.get("message", "")).strip().splitlines()[-6:])
+        result.feedback_zh = f"无法导入你的 {registry.PACKAGE}：{failed.get('type', '')}: {failed.get('message', '')}\n{tail}"
+        result.feedback_en = f"could not import your {registry.PACKAGE}: {failed.get('type', '')}: {failed.get('message', '')}\n{tail}"
+        return True
+    return False
+
+
+# --- judging notebook answers ----------------------------------------------------------
+
+
+def _as_comparable(value):
+    """Student answers may be lists, tuples, tensors or numbers; compare them as float64 tensors."""
+    if isinstance(value, (list, tuple)) and value and all(_both_numbers(v, 0.0) for v in value):
+        return torch.tensor(value, dtype=torch.float64)
+    if isinstance(value, torch.Tensor) and value.is_floating_point():
+        return value.double().reshape(-1) if value.dim() else value.double()
+    if _both_numbers(value, 0.0):
+        return torch.tensor(float(value), dtype=torch.float64)
+    return value
+
+
+def _normalise_exact(value):
+    if isinstance(value, dict):
+        return {k: _normalise_exact(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_normalise_exact(v) for v in value]
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        return value.item()
+    return value
+
+
+@lru_cache(maxsize=None)
+def expected_answer(answer_id):
+    answer = next(a for a in registry.ANSWERS if a.id == answer_id)
+    return answer.expected(reference)
+
+
+def judge_answer(answer, max_score, notebook_reply, cells_problem, answer_cell=None):
+    result = ItemResult(answer.id, "answer", answer.title_zh, answer.title_en, max_score)
+    if cells_problem:
+        result.status = "error"
+        result.feedback_zh = result.feedback_en = cells_problem
+        return result.finish()
+    if _judge_failure(result, notebook_reply):
+        return result.finish()
+    body = notebook_reply["payload"]["body"]
+    entry = body["values"].get(answer.variable, {"missing": True})
+    if entry.get("missing"):
+        where = _cell_failure(body, answer_cell)
+        result.feedback_zh = f"变量 {answer.variable} 没有定义。{where[0]}"
+        result.feedback_en = f"the variable {answer.variable} is not defined. {where[1]}"
+        return result.finish()
+    if "raised" in entry:
+        result.feedback_zh = result.feedback_en = entry["raised"]["message"]
+        return result.finish()
+    got, expected = probes.decode(entry["ok"]), expected_answer(answer.id)
+    if answer.exact:
+        ok = _normalise_exact(got) == _normalise_exact(expected)
+        problem = None if ok else (f"应为 {expected}，实际为 {_describe(got)}。", f"expected {expected}, got {_describe(got)}.")
+    else:
+        problem = mismatch(_as_comparable(got), _as_comparable(expected))
+    result.checks.append(Check(f"{answer.variable} is correct", problem is None, *(problem or ("", ""))))
+    return result.finish()
+
+
+def _cell_failure(body, cell_index):
+    """What went wrong in the answer's cell (or, failing that, the first cell that raised)."""
+    failures = body["cell_failures"]
+    failure = next((f for f in failures if f["cell"] == cell_index), failures[0] if failures else None)
+    if failure is None:
+        return ("", "")
+    text = f"{failure.get('type', 'NotImplementedError')}: {failure['message']}"
+    number = failure["cell"] + 1
+    return (f"第 {number} 个单元格运行出错：{text}", f"cell {number} raised {text}")
+
+
+def answer_cells(cells, answers):
+    """The index of the cell that assigns each answer's variable (None when no cell does)."""
+    found = {}
+    for answer in answers:
+        pattern = re.compile(rf"^{re.escape(answer.variable)}\s*=", re.M)
+        found[answer.id] = next((index for index, source in cells if pattern.search(source)), None)
+    return found
+
+
+# --- the whole submission ---------------------------------------------------------------
+
+
+def grade_many(folders, assignment_id=None, pool: Optional[WorkerPool] = None, timeout=DEFAULT_TIMEOUT):
+    """Grade several submission folders with one pool; tasks of all folders run concurrently."""
+    own_pool = pool is None
+    pool = pool or WorkerPool()
+    try:
+        plans = [_plan(Path(folder), assignment_id, timeout) for folder in folders]
+        tasks = [task for plan in plans for task in plan["tasks"].values()]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=pool.size) as executor:
+            replies = dict(zip((t["nonce"] for t in tasks), executor.map(lambda t: _safe_run(pool, t), tasks)))
+        return [_judge(plan, replies, pool.isolation) for plan in plans]
+    finally:
+        if own_pool:
+            pool.close()
+
+
+def grade(folder, assignment_id=None, pool=None, timeout=DEFAULT_TIMEOUT):
+    return grade_many([folder], assignment_id, pool, timeout)[0]
+
+
+def _safe_run(pool, task):
+    try:
+        return pool.run(task)
+    except WorkerFailure as exc:
+        return exc
+
+
+def _plan(folder: Path, assignment_id, timeout):
+    assignment = registry.find_assignment(folder, assignment_id)
+    problems = []
+    files = read_package(folder, problems)
+    cells = read_notebook_cells(folder / assignment.notebook_name, problems)
+    tasks = {}
+    for exercise in assignment.exercises:
+        cases = {name: {k: probes.encode(v) for k, v in case.items()} for name, case in probes.make_cases(exercise.id).items()}
+        tasks[exercise.id] = {"nonce": secrets.token_hex(8), "kind": "exercise", "exercise": exercise.id,
+                              "files": files, "cases": cases, "timeout": timeout}
+    if cells is not None:
+        # the notebook runs top to bottom once, with a time budget for all its cells
+        tasks["notebook"] = {"nonce": secrets.token_hex(8), "kind": "notebook", "files": files, "cells": cells,
+                             "variables": [a.variable for a in assignment.answers], "timeout": 3 * timeout}
+    located = answer_cells(cells or [], assignment.answers)
+    return {"folder": folder, "assignment": assignment, "problems": problems, "tasks": tasks, "answer_cells": located}
+
+
+def _judge(plan, replies, isolation):
+    assignment, points = plan["assignment"], plan["assignment"].points()
+    devices = set()
+    items = []
+    for exercise in assignment.exercises:
+        reply = replies[plan["tasks"][exercise.id]["nonce"]]
+        items.append(judge_exercise(exercise, points[exercise.id], reply, devices))
+    notebook_task = plan["tasks"].get("notebook")
+    cells_problem = None if notebook_task else next(
+        (p for p in plan["problems"] if assignment.notebook_name in p), "notebook missing")
+    notebook_reply = replies[notebook_task["nonce"]] if notebook_task else None
+    for answer in assignment.answers:
+        cell = plan["answer_cells"].get(answer.id)
+        items.append(judge_answer(answer, points[answer.id], notebook_reply, cells_problem, cell))
+    return Report(assignment.id, str(plan["folder"]), isolation, sorted(devices) or ["cpu"], items, plan["problems"])

@@ -1,0 +1,203 @@
+"""Known misconceptions of chapter 5, each written as a faulty exercise body.
+
+One catalogue serves two purposes:
+- diagnosis: when a student's outputs match a fault's outputs on the hidden
+  cases, the feedback names that misconception;
+- samples: `hero release` builds one faulty sample submission per fault
+  (reference everywhere else) under autograder/samples/, and the tests prove
+  each one loses points exactly on its exercise.
+
+Each function has the signature of the exercise it replaces and uses only
+names that model.py itself imports (torch, math, F).
+"""
+
+import math  # noqa: F401  (used by fault bodies)
+from dataclasses import dataclass
+from typing import Callable
+
+import torch  # noqa: F401
+import torch.nn.functional as F  # noqa: F401
+
+
+@dataclass(frozen=True)
+class Fault:
+    id: str
+    exercise: str
+    zh: str
+    en: str
+    function: Callable
+
+
+CATALOGUE: list = []
+
+
+def fault(exercise, zh, en):
+    def register(function):
+        CATALOGUE.append(Fault(function.__name__, exercise, zh, en, function))
+        return function
+    return register
+
+
+# --- layer_norm ----------------------------------------------------------------
+
+
+@fault("layer_norm", "方差除以了 d-1（样本方差）；LayerNorm 用人口方差，除以 d。",
+       "variance divided by d-1 (sample variance); LayerNorm uses the population variance, divided by d.")
+def sample_variance(self, x):
+    mean = x.mean(dim=-1, keepdim=True)
+    variance = x.var(dim=-1, keepdim=True, unbiased=True)
+    return (x - mean) / torch.sqrt(variance + self.eps) * self.weight + self.bias
+
+
+@fault("layer_norm", "去掉了稳定常数 eps：方差为 0 的位置（如常量向量）会除以 0。",
+       "eps was removed: a position with zero variance (a constant vector) divides by zero.")
+def eps_missing(self, x):
+    mean = x.mean(dim=-1, keepdim=True)
+    variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
+    return (x - mean) / torch.sqrt(variance) * self.weight + self.bias
+
+
+@fault("layer_norm", "eps 放在了平方根外面：应为 sqrt(v + eps)，而不是 sqrt(v) + eps。",
+       "eps sits outside the square root: it is sqrt(v + eps), not sqrt(v) + eps.")
+def eps_outside_root(self, x):
+    mean = x.mean(dim=-1, keepdim=True)
+    variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
+    return (x - mean) / (torch.sqrt(variance) + self.eps) * self.weight + self.bias
+
+
+@fault("layer_norm", "eps 取值过大（1e-2）；本课程冻结为 1e-5。",
+       "eps is too large (1e-2); the course freezes it at 1e-5.")
+def eps_too_large(self, x):
+    mean = x.mean(dim=-1, keepdim=True)
+    variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
+    return (x - mean) / torch.sqrt(variance + 1e-2) * self.weight + self.bias
+
+
+@fault("layer_norm", "沿时间轴而不是特征轴做了归一化；统计应在每个位置的最后一维上计算，否则未来词元会进入统计。",
+       "normalised across time instead of features; statistics belong to each position's last axis, "
+       "otherwise future tokens leak into them.")
+def across_time(self, x):
+    mean = x.mean(dim=-2, keepdim=True)
+    variance = ((x - mean) ** 2).mean(dim=-2, keepdim=True)
+    return (x - mean) / torch.sqrt(variance + self.eps) * self.weight + self.bias
+
+
+@fault("layer_norm", "gamma 与 beta 用反了：先乘 gamma（weight）再加 beta（bias）。",
+       "gamma and beta are swapped: multiply by gamma (weight), then add beta (bias).")
+def affine_swapped(self, x):
+    mean = x.mean(dim=-1, keepdim=True)
+    variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
+    return (x - mean) / torch.sqrt(variance + self.eps) * self.bias + self.weight
+
+
+# --- gelu ------------------------------------------------------------------------
+
+
+@fault("gelu", "用了 tanh 近似的 GELU；本课程要求精确（erf）GELU。",
+       "the tanh approximation of GELU; the course requires the exact (erf) GELU.")
+def tanh_gelu(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+@fault("gelu", "写成了 ReLU：负输入应得到小的负值，而不是 0。对称检查 g(a)-g(-a)=a 对 ReLU 也成立，所以还要核对数值。",
+       "this is ReLU: negative inputs give small negative values, not 0. ReLU passes the symmetry "
+       "check g(a)-g(-a)=a too, so the values must be checked.")
+def relu_instead(x):
+    return torch.clamp(x, min=0.0)
+
+
+@fault("gelu", "写成了 SiLU（x·sigmoid(x)）；GELU 是 x·Phi(x)，Phi 为标准正态分布函数。",
+       "this is SiLU (x*sigmoid(x)); GELU is x*Phi(x) with Phi the standard normal CDF.")
+def silu_instead(x):
+    return x * torch.sigmoid(x)
+
+
+# --- feedforward -------------------------------------------------------------------
+
+
+@fault("feedforward", "两层之间没有非线性：两次线性映射可以合并为一次，扩宽再压回没有增加表达能力。",
+       "no non-linearity between the layers: two linear maps collapse into one.")
+def no_activation(self, x):
+    return self.dropout(self.fc2(self.fc1(x)))
+
+
+@fault("feedforward", "激活放错了位置：应为 fc2(GELU(fc1(x)))，而不是 GELU(fc2(fc1(x)))。",
+       "the activation is in the wrong place: fc2(GELU(fc1(x))), not GELU(fc2(fc1(x))).")
+def activation_after_fc2(self, x):
+    return self.dropout(self.activation(self.fc2(self.fc1(x))))
+
+
+# --- block -------------------------------------------------------------------------
+
+
+@fault("block", "写成了 post-LN（先相加再归一化）；本课程冻结为 pre-LN：U = X + Attn(LN1(X))，Y = U + FFN(LN2(U))。",
+       "this is post-LN (normalise after the addition); the course freezes pre-LN: "
+       "U = X + Attn(LN1(X)), Y = U + FFN(LN2(U)).")
+def post_ln(self, hidden, past_key_value=None, use_cache=False):
+    attended, present = self.attn(hidden, past_key_value, use_cache)
+    hidden = self.ln1(hidden + attended)
+    hidden = self.ln2(hidden + self.ffn(hidden))
+    return hidden, present
+
+
+@fault("block", "第二套 LayerNorm 读的是 X，而不是已经加上注意力增量的 U。",
+       "the second LayerNorm reads X instead of U, the state that already holds the attention increment.")
+def ln2_reads_x(self, hidden, past_key_value=None, use_cache=False):
+    attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    return hidden + attended + self.ffn(self.ln2(hidden)), present
+
+
+@fault("block", "注意力增量被压成 [B,1,d] 再广播到所有位置；残差相加两端应同为 [B,T,d]，不能靠广播。",
+       "the attention increment was squeezed to [B,1,d] and broadcast to every position; "
+       "both sides of a residual addition must be [B,T,d].")
+def broadcast_increment(self, hidden, past_key_value=None, use_cache=False):
+    attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    hidden = hidden + attended.mean(dim=1, keepdim=True)
+    return hidden + self.ffn(self.ln2(hidden)), present
+
+
+@fault("block", "前馈分支缺少残差：Y 应为 U + FFN(LN2(U))，而不是 FFN(LN2(U))。",
+       "the feed-forward branch lost its residual: Y = U + FFN(LN2(U)), not FFN(LN2(U)).")
+def ffn_residual_missing(self, hidden, past_key_value=None, use_cache=False):
+    attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    hidden = hidden + attended
+    return self.ffn(self.ln2(hidden)), present
+
+
+@fault("block", "没有返回注意力给出的 present（KV cache）；forward 应返回 (hidden, present)。",
+       "the present (KV cache) from attention is not returned; forward returns (hidden, present).")
+def present_dropped(self, hidden, past_key_value=None, use_cache=False):
+    attended, _ = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    hidden = hidden + attended
+    return hidden + self.ffn(self.ln2(hidden)), None
+
+
+# --- parameter_count -----------------------------------------------------------------
+
+
+@fault("parameter_count", "账本漏掉了 FFN 的两个偏置（f + d）。",
+       "the ledger forgets the FFN biases (f + d).")
+def ledger_without_ffn_bias(V, C, N, d, f):
+    return 2 * V * d + C * d + N * (4 * d * d + 2 * d * f + 4 * d) + 2 * d
+
+
+@fault("parameter_count", "每块两套 LayerNorm 应计 4d（gamma、beta 各 d，共两套），不是 2d。",
+       "two LayerNorms per block count 4d (gamma and beta of width d, twice), not 2d.")
+def ledger_norms_2d(V, C, N, d, f):
+    return 2 * V * d + C * d + N * (4 * d * d + 2 * d * f + f + d + 2 * d) + 2 * d
+
+
+@fault("parameter_count", "账本漏掉了位置表（C·d）；学习式绝对位置嵌入有 block_size 行。",
+       "the ledger forgets the position table (C*d); learned absolute positions have block_size rows.")
+def ledger_without_positions(V, C, N, d, f):
+    return 2 * V * d + N * (4 * d * d + 2 * d * f + f + d + 4 * d) + 2 * d
+
+
+@fault("parameter_count", "把 head 当成与嵌入绑定（只计一次 Vd）；本模型的 head 不绑定，两者各 Vd。",
+       "the head is counted as tied to the embedding (Vd once); this model's head is untied, Vd each.")
+def ledger_tied_head(V, C, N, d, f):
+    return V * d + C * d + N * (4 * d * d + 2 * d * f + f + d + 4 * d) + 2 * d
+
+
+def for_exercise(exercise_id):
+    return [entry for entry in CATALOGUE if entry.exercise == exercise_id]

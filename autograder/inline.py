@@ -1,0 +1,48 @@
+"""Hidden tests when a notebook kernel runs them itself.
+
+The source notebook's hidden-test cells call `hidden_check(...)`.  Under
+`nbgrader autograde` with this course's configuration those cells never run:
+the `HeroAutograde` preprocessor grades the submission out of process and
+writes the verdicts into them.  They do run when the solution notebook is
+executed (the test suite does), or when an instructor runs plain nbgrader; in
+that case this module applies the very same probes and judges in the kernel.
+That path is for checking the course itself, not for grading untrusted code:
+a kernel that ran student code can be tampered with.
+"""
+
+from . import engine, probes, registry
+
+
+
+def _student_model():
+    import hero_transformer.model as model  # whichever copy the kernel imports: the student's
+
+    return model
+
+
+def _as_reply(payload_body):
+    return {"status": "ok", "payload": {"body": payload_body}, "output_tail": ""}
+
+
+def hidden_check(item_id, value=None):
+    """Raise AssertionError with the feedback when the exercise or answer fails."""
+    assignment = next(a for a in registry.ASSIGNMENTS.values() if any(e.id == item_id for e in a.exercises + a.answers))
+    item = assignment.item(item_id)
+    max_score = assignment.points()[item_id]
+    if isinstance(item, registry.Exercise):
+        student = _student_model()
+        outputs = {}
+        for name, case in probes.make_cases(item.id).items():
+            try:
+                outputs[name] = {"ok": probes.encode(probes.run_case(student, item.id, name, case, "cpu"))}
+            except Exception as exc:
+                outputs[name] = {"raised": {"kind": "not_implemented", "message": str(exc)}
+                                 if isinstance(exc, NotImplementedError)
+                                 else {"kind": "exception", "type": type(exc).__name__, "message": str(exc)}}
+        result = engine.judge_exercise(item, max_score, _as_reply({"devices": ["cpu"], "outputs": {"cpu": outputs}}), set())
+    else:
+        body = {"values": {item.variable: {"ok": probes.encode(value)}}, "cell_failures": []}
+        result = engine.judge_answer(item, max_score, _as_reply(body), None)
+    if result.status != "passed":
+        raise AssertionError(f"{result.feedback_zh}\n({result.feedback_en})")
+    print(f"✓ {item_id}: {result.feedback_zh}")

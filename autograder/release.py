@@ -1,0 +1,190 @@
+"""Builds every generated tree from the single source of truth.
+
+- student/<assignment>/: nbgrader's release notebook (solutions and hidden tests
+  removed) plus hero_transformer/ as of that chapter: the chapter's exercises
+  stubbed with `raise NotImplementedError('<id>')`, earlier chapters' code kept.
+- solutions/<assignment>/: nbgrader's solution notebook (instructors only).
+- autograder/samples/<name>/: sample submissions shaped like student/<assignment>/:
+  the reference, the untouched stubs, and one faulty sample per known
+  misconception in autograder/faults.py.
+
+`hero release` runs `build()`; a test rebuilds into a temporary folder and
+fails when the committed trees differ.
+"""
+
+import ast
+import inspect
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import nbformat
+
+from . import faults, registry
+
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+SAMPLES_DIR = registry.REPO_ROOT / "autograder" / "samples"
+GENERATED_DIRS = (registry.RELEASE_DIR, registry.SOLUTION_DIR, "autograder/samples")
+
+
+# --- the package, fence by fence --------------------------------------------------
+
+
+def _fences(text):
+    """(exercise, first line index, last line index, indent) for every fenced body in a module."""
+    lines = text.splitlines()
+    owners = {}
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ClassDef):
+            for child in node.body:
+                if isinstance(child, ast.FunctionDef):
+                    owners[(child.lineno, child.end_lineno)] = f"{node.name}.{child.name}"
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef):
+            owners[(node.lineno, node.end_lineno)] = node.name
+    targets = registry.exercises_by_target()
+    found = []
+    for index, line in enumerate(lines):
+        if line.strip() != BEGIN:
+            continue
+        end = next(i for i in range(index, len(lines)) if lines[i].strip() == END)
+        owner = next((name for (lo, hi), name in owners.items() if lo <= index + 1 <= hi), None)
+        if owner not in targets:
+            raise ValueError(f"solution fence at line {index + 1} is in {owner!r}, which is no registered exercise")
+        found.append((targets[owner], index, end, line[: len(line) - len(line.lstrip())]))
+    return found
+
+
+def render_package(replace):
+    """hero_transformer/*.py with each fenced body replaced by `replace(exercise, body, indent)` lines."""
+    package = registry.REPO_ROOT / registry.PACKAGE
+    rendered = {}
+    for path in sorted(package.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for exercise, start, end, indent in reversed(_fences(text)):
+            lines[start : end + 1] = replace(exercise, lines[start + 1 : end], indent)
+        rendered[f"{registry.PACKAGE}/{path.name}"] = "\n".join(lines) + "\n"
+    return rendered
+
+
+def stub_lines(exercise, indent):
+    return [
+        f"{indent}# 练习 {exercise.id}：{exercise.title_zh}（见本章 notebook）",
+        f"{indent}raise NotImplementedError('{exercise.id}')",
+    ]
+
+
+def student_package(chapter):
+    """The package as a student starts `chapter`: its exercises (and later ones) stubbed."""
+    def replace(exercise, body, indent):
+        return stub_lines(exercise, indent) if exercise.chapter >= chapter else body
+    return render_package(replace)
+
+
+def _function_body(function, indent):
+    source = textwrap.dedent(inspect.getsource(function))
+    node = ast.parse(source).body[0]
+    body = source.splitlines()[node.body[0].lineno - 1 : node.end_lineno]
+    return [indent + line if line else line for line in textwrap.dedent("\n".join(body)).splitlines()]
+
+
+def sample_package(chapter, fault=None):
+    """The reference package, with one exercise body replaced by a fault's body."""
+    def replace(exercise, body, indent):
+        if fault is not None and fault.exercise == exercise.id:
+            return _function_body(fault.function, indent)
+        return body if exercise.chapter <= chapter else stub_lines(exercise, indent)
+    return render_package(replace)
+
+
+def write_files(folder, files):
+    for relpath, text in files.items():
+        path = Path(folder, relpath)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+# --- notebooks, through nbgrader ----------------------------------------------------
+
+
+def nbgrader_env():
+    """The environment for an nbgrader subprocess: it calls `alembic` from this interpreter's bin/."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
+    return env
+
+
+def _nbgrader(root, *args):
+    """Run nbgrader in a course root holding copies of course/ and nbgrader_config.py."""
+    command = [sys.executable, "-m", "nbgrader", *args, "--force", "--log-level=WARN"]
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True, env=nbgrader_env())
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+
+
+def answered_notebook(release_nb, solution_nb):
+    """The release notebook with every answer cell filled from the solution (a full-marks submission)."""
+    release = json.loads(Path(release_nb).read_text(encoding="utf-8"))
+    solution = json.loads(Path(solution_nb).read_text(encoding="utf-8"))
+    answers = {c["metadata"]["nbgrader"]["grade_id"]: c["source"] for c in solution["cells"]
+               if c.get("metadata", {}).get("nbgrader", {}).get("solution")}
+    for cell in release["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("solution"):
+            source = "".join(answers[meta["grade_id"]]) if isinstance(answers[meta["grade_id"]], list) \
+                else answers[meta["grade_id"]]
+            source = re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION\n", "", source, flags=re.M)
+            cell["source"] = source
+    return nbformat.writes(nbformat.from_dict(release)) + "\n"
+
+
+def build(output_root=None):
+    """Rebuild student/, solutions/ and autograder/samples/ under `output_root` (default: the repo)."""
+    output_root = Path(output_root or registry.REPO_ROOT)
+    with tempfile.TemporaryDirectory(prefix="hero-release-") as scratch:
+        # nbgrader writes its gradebook and release beside the source; keep that out of the repo
+        shutil.copytree(registry.COURSE_DIR, Path(scratch, registry.SOURCE_DIR),
+                        ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+        shutil.copy(registry.REPO_ROOT / "nbgrader_config.py", scratch)
+        for assignment in registry.ASSIGNMENTS.values():
+            _nbgrader(scratch, "generate_assignment", assignment.id)
+            _nbgrader(scratch, "generate_solution", assignment.id)
+        for name in GENERATED_DIRS:
+            shutil.rmtree(output_root / name, ignore_errors=True)
+        for name in (registry.RELEASE_DIR, registry.SOLUTION_DIR):
+            shutil.copytree(Path(scratch, name), output_root / name)
+    for assignment in registry.ASSIGNMENTS.values():
+        release = output_root / registry.RELEASE_DIR / assignment.id
+        if not (release / registry.PACKAGE / "model.py").exists():
+            raise RuntimeError(f"the release hook did not write {release / registry.PACKAGE}")
+        _write_samples(output_root, assignment, release)
+
+
+def _write_samples(output_root, assignment, release):
+    samples = output_root / "autograder" / "samples"
+    answered = answered_notebook(release / assignment.notebook_name,
+                                 output_root / registry.SOLUTION_DIR / assignment.id / assignment.notebook_name)
+    variants = {"reference": sample_package(assignment.chapter), "stubs": student_package(assignment.chapter)}
+    for entry in faults.CATALOGUE:
+        variants[entry.id] = sample_package(assignment.chapter, entry)
+    for name, files in variants.items():
+        folder = samples / name
+        write_files(folder, files)
+        notebook = (release / assignment.notebook_name).read_text(encoding="utf-8") if name == "stubs" else answered
+        (folder / assignment.notebook_name).write_text(notebook, encoding="utf-8")
+
+
+def write_release_package(assignment, student, notebooks):
+    """nbgrader post_convert_hook of generate_assignment: put the stubbed package in the release.
+
+    nbgrader passes the source notebook paths, <root>/course/<assignment>/<name>.ipynb."""
+    root = Path(notebooks[0]).resolve().parents[2]
+    chapter = registry.ASSIGNMENTS[assignment].chapter
+    write_files(root / registry.RELEASE_DIR / assignment, student_package(chapter))

@@ -1,0 +1,215 @@
+"""The sandboxed worker: the only process that ever runs student code.
+
+It imports torch once, then serves tasks read as JSON lines on stdin.  For each
+task it forks a child that loads the student's files from memory, runs the
+probes (or the notebook's answer cells) and writes plain JSON back on a
+private pipe.  The child is killed when it overruns its time; its prints go to
+a capture pipe, never to the protocol stream.  This file holds no solution
+code and imports nothing from the course package.
+"""
+
+import importlib.abc
+import importlib.util
+import json
+import linecache
+import os
+import resource
+import select
+import signal
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402  (imported once, shared by every forked child)
+
+import probes  # noqa: E402
+
+MAX_RESULT_BYTES = 16 * 1024 * 1024
+STDERR_TAIL = 4000
+SUBMISSION_ROOT = "/submission"
+
+
+class MemoryFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports the student's modules from the texts the grader sent."""
+
+    def __init__(self, files):
+        self.files = files
+
+    def _path(self, fullname):
+        base = fullname.replace(".", "/")
+        for candidate, is_package in ((base + "/__init__.py", True), (base + ".py", False)):
+            if candidate in self.files:
+                return candidate, is_package
+        return None, False
+
+    def find_spec(self, fullname, path=None, target=None):
+        relpath, is_package = self._path(fullname)
+        if relpath is None:
+            return None
+        spec = importlib.util.spec_from_loader(fullname, self, is_package=is_package)
+        spec.origin = f"{SUBMISSION_ROOT}/{relpath}"
+        spec.has_location = True
+        if is_package:
+            spec.submodule_search_locations = [f"{SUBMISSION_ROOT}/{os.path.dirname(relpath)}"]
+        return spec
+
+    def exec_module(self, module):
+        relpath = module.__spec__.origin[len(SUBMISSION_ROOT) + 1:]
+        source = self.files[relpath]
+        linecache.cache[module.__spec__.origin] = (len(source), None, source.splitlines(True), module.__spec__.origin)
+        module.__file__ = module.__spec__.origin
+        exec(compile(source, module.__spec__.origin, "exec"), module.__dict__)
+
+
+def describe(exc):
+    """A short, student-readable account of an exception raised by their code."""
+    if isinstance(exc, NotImplementedError):
+        return {"kind": "not_implemented", "message": str(exc)}
+    frames = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    text = "".join(frames)
+    return {"kind": "exception", "type": type(exc).__name__, "message": str(exc)[:1000], "traceback": text[-3000:]}
+
+
+def run_exercise(task):
+    module = __import__("hero_transformer.model", fromlist=["model"])
+    devices = ["cpu"]
+    if torch.cuda.is_available():
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        devices.append("cuda")
+    outputs = {}
+    for device in devices:
+        per_case = outputs[device] = {}
+        for name, encoded in task["cases"].items():
+            case = {key: probes.decode(value) for key, value in encoded.items()}
+            try:
+                per_case[name] = {"ok": probes.encode(probes.run_case(module, task["exercise"], name, case, device))}
+            except Exception as exc:  # the student's code failed on this case
+                per_case[name] = {"raised": describe(exc)}
+    return {"devices": devices, "outputs": outputs}
+
+
+def run_notebook(task):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    failures = []
+    for index, source in task["cells"]:
+        result = shell.run_cell(source, store_history=False, silent=False)
+        error = result.error_before_exec or result.error_in_exec
+        if error is not None:
+            failures.append({"cell": index, **describe(error)})
+    values = {}
+    for name in task["variables"]:
+        if name not in shell.user_ns:
+            values[name] = {"missing": True}
+            continue
+        try:
+            values[name] = {"ok": probes.encode(shell.user_ns[name])}
+        except Exception as exc:
+            values[name] = {"raised": describe(exc)}
+    return {"values": values, "cell_failures": failures[:20]}
+
+
+def child(task, result_fd, capture_fd):
+    """Runs in the forked child; never returns."""
+    code = 0
+    try:
+        os.setsid()
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(capture_fd, 1)
+        os.dup2(capture_fd, 2)
+        # keep only stdio and the result pipe: the protocol stream stays out of reach
+        os.closerange(3, result_fd)
+        os.closerange(result_fd + 1, 1 << 16)
+        sys.stdin = open(os.devnull)
+        torch.set_num_threads(1)
+        sys.meta_path.insert(0, MemoryFinder(task["files"]))
+        sys.dont_write_bytecode = True
+        try:
+            body = run_exercise(task) if task["kind"] == "exercise" else run_notebook(task)
+            payload = {"nonce": task["nonce"], "body": body}
+        except BaseException as exc:  # import errors, syntax errors, SystemExit at import...
+            payload = {"nonce": task["nonce"], "failed": describe(exc)}
+        data = json.dumps(payload).encode()
+        with os.fdopen(result_fd, "wb") as out:
+            out.write(data)
+    except BaseException:
+        code = 3
+    finally:
+        os._exit(code)
+
+
+def serve_one(task):
+    result_r, result_w = os.pipe()
+    capture_r, capture_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(result_r)
+        os.close(capture_r)
+        child(task, result_w, capture_w)
+    os.close(result_w)
+    os.close(capture_w)
+    deadline = time.monotonic() + float(task["timeout"])
+    chunks, size, captured = [], 0, b""
+    status = "ok"
+    open_fds = {result_r, capture_r}
+    while open_fds:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            status = "timeout"
+            break
+        ready, _, _ = select.select(list(open_fds), [], [], left)
+        for fd in ready:
+            data = os.read(fd, 65536)
+            if not data:
+                open_fds.discard(fd)
+            elif fd == capture_r:
+                captured = (captured + data)[-STDERR_TAIL:]
+            else:
+                size += len(data)
+                if size > MAX_RESULT_BYTES:
+                    status = "too_large"
+                    open_fds.clear()
+                    break
+                chunks.append(data)
+    for signum in (signal.SIGKILL,):
+        try:
+            os.killpg(pid, signum)  # the child and anything it spawned
+        except (ProcessLookupError, PermissionError):
+            pass
+    _, wait_status = os.waitpid(pid, 0)
+    os.close(result_r)
+    os.close(capture_r)
+    reply = {"nonce": task["nonce"], "status": status, "output_tail": captured.decode("utf-8", "replace")}
+    if status == "ok":
+        try:
+            reply["payload"] = json.loads(b"".join(chunks).decode())
+        except ValueError:
+            reply["status"] = "crashed"
+            reply["exit"] = os.waitstatus_to_exitcode(wait_status)
+    return reply
+
+
+def main():
+    # orphans of a task (a student's forked processes) are re-parented here and reaped
+    if hasattr(signal, "SIGCHLD"):
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    limit = os.environ.get("HERO_WORKER_MEMORY_BYTES")
+    if limit:
+        resource.setrlimit(resource.RLIMIT_AS, (int(limit), int(limit)))
+    protocol = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # stray prints from anything in this process never reach the protocol stream
+    protocol.write(json.dumps({"ready": True, "torch": torch.__version__}) + "\n")
+    protocol.flush()
+    for line in sys.stdin:
+        task = json.loads(line)
+        protocol.write(json.dumps(serve_one(task)) + "\n")
+        protocol.flush()
+
+
+if __name__ == "__main__":
+    main()
