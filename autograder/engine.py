@@ -230,9 +230,9 @@ def _properties(exercise_id, out):
     if exercise_id == "block":
         first = lambda name: out[name][0] if isinstance(out.get(name), tuple) else out.get(name)  # noqa: E731
         real, changed, zero = first("real"), first("changed_future"), first("zero_branches")
-        x = cases["real"]["x"]
-        if isinstance(real, torch.Tensor):
-            found.append(("shape [B,T,d] kept", properties.judge_same_shape(x, real)))
+        x, wired = cases["real"]["x"], first("wiring")
+        if isinstance(wired, torch.Tensor):  # the doubles accept any width, so a wrong shape shows here
+            found.append(("shape [B,T,d] kept", properties.judge_same_shape(x, wired)))
         if isinstance(zero, torch.Tensor):
             found.append(("zero branches give the identity", properties.judge_identity(x, zero)))
         if isinstance(real, torch.Tensor) and isinstance(changed, torch.Tensor) and real.shape == changed.shape:
@@ -288,6 +288,7 @@ def judge_exercise(exercise, max_score, reply, devices_seen):
         return result.finish()
     body = reply["payload"]["body"]
     devices_seen.update(body["devices"])
+    load_problems = body.get("load_problems", [])
     # per device and case: ("ok", value) or ("raised", what the student's code raised)
     decoded = {
         device: {name: ("ok", probes.decode(v["ok"])) if "ok" in v else ("raised", v["raised"]) for name, v in cases.items()}
@@ -316,7 +317,11 @@ def judge_exercise(exercise, max_score, reply, devices_seen):
             result.feedback_zh = "可能的误解：" + diagnosis.zh
             result.feedback_en = "likely misconception: " + diagnosis.en
     result.output = reply.get("output_tail", "")
-    return result.finish()
+    result.finish()
+    if result.status != "passed" and load_problems:
+        result.feedback_zh += "\n载入你的代码时出错：" + "；".join(load_problems)
+        result.feedback_en += "\nwhile loading your code: " + "; ".join(load_problems)
+    return result
 
 
 def _judge_failure(result, reply):
@@ -485,4 +490,11 @@ def _judge(plan, replies, isolation):
     for answer in assignment.answers:
         cell = plan["answer_cells"].get(answer.id)
         items.append(judge_answer(answer, points[answer.id], notebook_reply, cells_problem, cell))
-    return Report(assignment.id, str(plan["folder"]), isolation, sorted(devices) or ["cpu"], items, plan["problems"])
+    problems = list(plan["problems"])
+    for task in plan["tasks"].values():
+        reply = replies[task["nonce"]]
+        payload = reply.get("payload", {}) if isinstance(reply, dict) else {}
+        for problem in payload.get("body", payload).get("load_problems", []):
+            if problem not in problems:
+                problems.append(problem)
+    return Report(assignment.id, str(plan["folder"]), isolation, sorted(devices) or ["cpu"], items, problems)

@@ -90,6 +90,15 @@ def affine_swapped(self, x):
     return (x - mean) / torch.sqrt(variance + self.eps) * self.bias + self.weight
 
 
+@fault("layer_norm", "分子忘了减均值：z = (x - mu) / sqrt(v + eps)，不是 x / sqrt(v + eps)；否则输出不再平移不变。",
+       "the numerator forgets to subtract the mean: z = (x - mu) / sqrt(v + eps), not x / sqrt(v + eps); "
+       "the output is then no longer shift invariant.")
+def mean_not_subtracted(self, x):
+    mean = x.mean(dim=-1, keepdim=True)
+    variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
+    return x / torch.sqrt(variance + self.eps) * self.weight + self.bias
+
+
 # --- gelu ------------------------------------------------------------------------
 
 
@@ -112,6 +121,12 @@ def silu_instead(x):
     return x * torch.sigmoid(x)
 
 
+@fault("gelu", "漏掉了 0.5·(1 + erf(x/√2)) 里的「1 +」：Phi(x) 是 0.5·(1 + erf(x/√2))。",
+       "the '1 +' of 0.5*(1 + erf(x/sqrt(2))) is missing: Phi(x) = 0.5*(1 + erf(x/sqrt(2))).")
+def gelu_missing_one(x):
+    return 0.5 * x * torch.erf(x / math.sqrt(2.0))
+
+
 # --- feedforward -------------------------------------------------------------------
 
 
@@ -125,6 +140,12 @@ def no_activation(self, x):
        "the activation is in the wrong place: fc2(GELU(fc1(x))), not GELU(fc2(fc1(x))).")
 def activation_after_fc2(self, x):
     return self.dropout(self.activation(self.fc2(self.fc1(x))))
+
+
+@fault("feedforward", "忘了第二个线性层 fc2：前馈要从宽度 f 投影回 d，输出形状应为 [B,T,d]。",
+       "the second linear layer fc2 is missing: the FFN must project width f back to d, giving [B,T,d].")
+def fc2_missing(self, x):
+    return self.dropout(self.activation(self.fc1(x)))
 
 
 # --- block -------------------------------------------------------------------------
@@ -170,6 +191,14 @@ def present_dropped(self, hidden, past_key_value=None, use_cache=False):
     attended, _ = self.attn(self.ln1(hidden), past_key_value, use_cache)
     hidden = hidden + attended
     return hidden + self.ffn(self.ln2(hidden)), None
+
+
+@fault("block", "残差被写成了拼接（cat）：残差是逐元素相加，输出仍是 [B,T,d]。",
+       "the residual was written as a concatenation: a residual adds elementwise and keeps [B,T,d].")
+def residual_concatenated(self, hidden, past_key_value=None, use_cache=False):
+    attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    hidden = torch.cat([hidden, attended], dim=-1)
+    return hidden + self.ffn(self.ln2(hidden)), present
 
 
 # --- parameter_count -----------------------------------------------------------------

@@ -56,11 +56,43 @@ class MemoryFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return spec
 
     def exec_module(self, module):
-        relpath = module.__spec__.origin[len(SUBMISSION_ROOT) + 1:]
+        origin = module.__spec__.origin
+        relpath = origin[len(SUBMISSION_ROOT) + 1:]
         source = self.files[relpath]
-        linecache.cache[module.__spec__.origin] = (len(source), None, source.splitlines(True), module.__spec__.origin)
-        module.__file__ = module.__spec__.origin
-        exec(compile(source, module.__spec__.origin, "exec"), module.__dict__)
+        linecache.cache[origin] = (len(source), None, source.splitlines(True), origin)
+        module.__file__ = origin
+        try:
+            code = compile(source, origin, "exec")
+        except SyntaxError as exc:
+            LOAD_PROBLEMS.append(f"{relpath} line {exc.lineno}: SyntaxError: {exc.msg}")
+            exec_in_blocks(source, origin, module.__dict__)
+            return
+        exec(code, module.__dict__)
+
+
+LOAD_PROBLEMS = []  # what went wrong while loading the student's files, for the report
+
+
+def exec_in_blocks(source, origin, namespace):
+    """Run a file that does not compile one top-level block at a time, skipping the
+    blocks that do not compile: a syntax error costs only the definitions it sits in."""
+    lines = source.splitlines(True)
+    starts = [0]
+    for index, line in enumerate(lines):
+        opens_block = line[:1].isalpha() or line[:1] in "_@"
+        after_decorator = index > 0 and lines[index - 1].startswith("@")
+        if index and opens_block and not after_decorator:
+            starts.append(index)
+    for start, end in zip(starts, starts[1:] + [len(lines)]):
+        text = "\n" * start + "".join(lines[start:end])  # keep line numbers
+        try:
+            code = compile(text, origin, "exec")
+        except SyntaxError:
+            continue
+        try:
+            exec(code, namespace)
+        except Exception as exc:
+            LOAD_PROBLEMS.append(f"{origin[len(SUBMISSION_ROOT) + 1:]} line {start + 1}: {type(exc).__name__}: {exc}")
 
 
 def describe(exc):
@@ -131,9 +163,10 @@ def child(task, result_fd, capture_fd):
         sys.dont_write_bytecode = True
         try:
             body = run_exercise(task) if task["kind"] == "exercise" else run_notebook(task)
+            body["load_problems"] = LOAD_PROBLEMS[:10]
             payload = {"nonce": task["nonce"], "body": body}
         except BaseException as exc:  # import errors, syntax errors, SystemExit at import...
-            payload = {"nonce": task["nonce"], "failed": describe(exc)}
+            payload = {"nonce": task["nonce"], "failed": describe(exc), "load_problems": LOAD_PROBLEMS[:10]}
         data = json.dumps(payload).encode()
         with os.fdopen(result_fd, "wb") as out:
             out.write(data)

@@ -1,0 +1,36 @@
+# Two entry points, each bootstrapping .venv on a fresh machine:
+#   make demo   release the course, autograde the bundled samples with nbgrader, show grades
+#   make test   the whole test suite
+PYTHON ?= python3
+VENV   := .venv
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test release sandbox bench
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	# the pinned CPU build first: a bare torch requirement would pull a multi-GB CUDA build
+	$(VENV)/bin/pip install --quiet torch==2.13.0 numpy
+	$(VENV)/bin/pip install --quiet -e .
+	touch $(STAMP)
+
+# bubblewrap is the grader's sandbox; without it grading falls back to plain processes
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && apt-get install -y -qq bubblewrap) >/dev/null; \
+	  else \
+	    echo "note: bwrap not found and cannot be installed here; the grader will use process isolation"; \
+	  fi; }
+
+demo: $(STAMP) sandbox
+	$(VENV)/bin/hero demo
+
+test: $(STAMP) sandbox
+	$(VENV)/bin/python -m pytest
+
+release: $(STAMP)
+	$(VENV)/bin/hero release
+
+bench: $(STAMP) sandbox
+	$(VENV)/bin/python benchmarks/grading_speed.py

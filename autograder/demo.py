@@ -1,0 +1,101 @@
+"""The main job: release the course, autograde the bundled samples with nbgrader, show the grades.
+
+Runs the instructor's real workflow in the repository (the course root):
+generate_assignment, samples copied to submitted/<sample>/<assignment>/,
+autograde, generate_feedback, export, and then checks every expectation:
+the reference gets full marks, the stubs zero, and each faulty sample loses
+points exactly on the exercise its fault lives in.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+
+from . import faults, registry, release
+from .nbgrader_glue import REPORT_NAME
+
+ROOT = registry.REPO_ROOT
+
+
+def nbgrader(*args, log_level="WARN"):
+    command = [sys.executable, "-m", "nbgrader", *args, f"--log-level={log_level}"]
+    print("$ nbgrader " + " ".join(args), flush=True)
+    subprocess.run(command, cwd=ROOT, check=True, env=release.nbgrader_env())
+
+
+def expected_losses(sample):
+    """The items a sample must lose: everything for the stubs, the faulty exercise for a fault."""
+    if sample == "reference":
+        return set()
+    if sample == "stubs":
+        return None  # every item
+    return {next(f.exercise for f in faults.CATALOGUE if f.id == sample)}
+
+
+def grades_from_gradebook(assignment):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{ROOT / 'gradebook.db'}") as gradebook:
+        table = {}
+        for submission in gradebook.assignment_submissions(assignment.id):
+            notebook = submission.notebooks[0]
+            table[submission.student.id] = {grade.name: grade.score for grade in notebook.grades}
+        return table
+
+
+def run(lang="zh"):
+    print("== building the release (student/, solutions/, autograder/samples/)", flush=True)
+    release.build()
+    failures = 0
+    for assignment in registry.ASSIGNMENTS.values():
+        samples = sorted(p.name for p in release.SAMPLES_DIR.iterdir() if p.is_dir())
+        nbgrader("generate_assignment", assignment.id, "--force")
+        submitted = ROOT / "submitted"
+        for sample in samples:
+            target = submitted / sample / assignment.id
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(release.SAMPLES_DIR / sample, target)
+        print(f"== autograding {len(samples)} bundled samples with nbgrader", flush=True)
+        # ERROR: nbgrader warns that every grade cell with hidden tests "has changed" (its
+        # gradebook checksum includes the hidden tests, the release's does not); that is expected
+        nbgrader("autograde", assignment.id, "--force", log_level="ERROR")
+        nbgrader("generate_feedback", assignment.id, "--force")
+        nbgrader("export")
+        failures += _show(assignment, samples, lang)
+    return 1 if failures else 0
+
+
+def _show(assignment, samples, lang):
+    grades = grades_from_gradebook(assignment)
+    points = assignment.points()
+    columns = [e.id for e in assignment.exercises]
+    answers = [a.id for a in assignment.answers]
+    items = columns + answers
+    widths = [max(len(c), 4) for c in columns]
+    print(f"\n== {assignment.id}: points from the gradebook (gradebook.db); "
+          f"'answers' sums the {len(answers)} notebook answer cells")
+    print(f"{'sample':<26}" + "  ".join(f"{c:>{w}}" for c, w in zip(columns, widths)) + f"{'answers':>9}{'total':>7}  verdict")
+    maxima = [points[c] for c in columns]
+    print(f"{'(max)':<26}" + "  ".join(f"{m:>{w}g}" for m, w in zip(maxima, widths))
+          + f"{sum(points[a] for a in answers):>9g}{sum(points.values()):>7g}")
+    failures = 0
+    for sample in samples:
+        row = grades.get(sample, {})
+        lost = {item for item in items if row.get(item) != points[item]}
+        expected = expected_losses(sample)
+        ok = lost == set(items) and all(row.get(i) == 0 for i in items) if expected is None else lost == expected
+        failures += not ok
+        cells = "  ".join(f"{row.get(c, float('nan')):>{w}g}" for c, w in zip(columns, widths))
+        answered = sum(row.get(a, 0) for a in answers)
+        total = sum(row.get(i, 0) for i in items)
+        print(f"{sample:<26}{cells}{answered:>9g}{total:>7g}  {'as expected' if ok else 'UNEXPECTED'}")
+    excerpt_sample = "post_ln" if "post_ln" in samples else samples[0]
+    report_path = ROOT / "feedback" / excerpt_sample / assignment.id / REPORT_NAME
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    lost = next(item for item in report["items"] if item["status"] != "passed")
+    feedback = lost["feedback_zh"] if lang == "zh" else lost["feedback_en"]
+    print(f"\n== feedback excerpt ({report_path.relative_to(ROOT)}, item '{lost['id']}'):\n  {feedback}")
+    print(f"   isolation: {report['isolation']}; devices checked: {', '.join(report['devices'])}")
+    print(f"\n{len(samples) - failures}/{len(samples)} samples graded as expected; grades exported to grades.csv")
+    return failures

@@ -1,0 +1,6 @@
+"""hero_transformer: the course's decoder-only Transformer, built chapter by chapter."""
+
+from .model import (  # noqa: F401
+    EPS, Config, LayerNorm, gelu, GELU, FeedForward, CausalSelfAttention,
+    TransformerBlock, TransformerLM, LMOutput, parameter_count,
+)

@@ -1,0 +1,62 @@
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import engine, release
+from autograder.sandbox import WorkerPool, bubblewrap_works
+
+SAMPLES = release.SAMPLES_DIR
+MODEL = "hero_transformer/model.py"
+
+needs_bubblewrap = pytest.mark.skipif(
+    not bubblewrap_works(), reason="bwrap is not available here: `make test` installs it (apt-get install bubblewrap)"
+)
+
+
+@pytest.fixture(scope="session")
+def pool():
+    """One worker pool for the whole session: torch is imported once per worker."""
+    workers = WorkerPool()
+    yield workers
+    workers.close()
+
+
+@pytest.fixture
+def submission(tmp_path):
+    """A copy of a bundled sample, optionally edited.
+
+    edits={relpath: [(old, new), ...]} replaces text in a file;
+    answers={answer_id: source} replaces the source of that answer's notebook cell."""
+    def make(sample="reference", edits=None, answers=None, name="student"):
+        folder = tmp_path / name
+        shutil.copytree(SAMPLES / sample, folder)
+        if answers:
+            path = folder / "ch05_block.ipynb"
+            notebook = nbformat.read(str(path), as_version=4)
+            for cell in notebook.cells:
+                grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+                if grade_id.removesuffix("_answer") in answers and grade_id.endswith("_answer"):
+                    cell.source = answers[grade_id.removesuffix("_answer")]
+            nbformat.write(notebook, str(path))
+        for relpath, replacements in (edits or {}).items():
+            path = folder / relpath
+            text = path.read_text(encoding="utf-8")
+            for old, new in replacements:
+                assert old in text, f"{old!r} not in {relpath}"
+                text = text.replace(old, new)
+            path.write_text(text, encoding="utf-8")
+        return folder
+    return make
+
+
+@pytest.fixture
+def grade(pool):
+    def run(folder, timeout=engine.DEFAULT_TIMEOUT):
+        return engine.grade(Path(folder), "ch05_block", pool=pool, timeout=timeout)
+    return run
+
+
+def scores(report):
+    return {item.id: item.score for item in report.items}

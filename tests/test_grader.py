@@ -1,0 +1,100 @@
+"""Every check of the grader, proven both ways: the reference passes it, a known fault fails it."""
+
+import pytest
+
+from autograder import engine, faults, registry, release
+
+from conftest import SAMPLES
+
+
+@pytest.fixture(scope="module")
+def sample_reports(pool):
+    names = sorted(p.name for p in SAMPLES.iterdir() if p.is_dir())
+    reports = engine.grade_many([SAMPLES / name for name in names], "ch05_block", pool=pool)
+    return dict(zip(names, reports))
+
+
+def test_reference_gets_full_marks_on_every_item(sample_reports):
+    report = sample_reports["reference"]
+    assert report.score == report.max_score == 21
+    assert all(item.status == "passed" for item in report.items), [(i.id, i.feedback_en) for i in report.items]
+    assert report.devices[0] == "cpu"
+
+
+def test_stubs_get_zero_and_say_not_implemented(sample_reports):
+    report = sample_reports["stubs"]
+    assert report.score == 0
+    for item in report.items:
+        if item.kind == "exercise":
+            assert item.status == "not_implemented"
+            assert f"NotImplementedError('{item.id}')" in item.feedback_zh
+            assert "not implemented" in item.feedback_en
+
+
+@pytest.mark.parametrize("fault", faults.CATALOGUE, ids=lambda f: f.id)
+def test_each_fault_loses_points_exactly_on_its_exercise(sample_reports, fault):
+    report = sample_reports[fault.id]
+    lost = {item.id for item in report.items if item.score < item.max_score}
+    assert lost == {fault.exercise}
+    item = report.item(fault.exercise)
+    # the feedback names this misconception, in both languages
+    assert fault.zh in item.feedback_zh and fault.en in item.feedback_en
+
+
+def test_every_check_is_passed_by_the_reference_and_failed_by_some_fault(sample_reports):
+    passed_by_reference = {(i.id, c.name) for i in sample_reports["reference"].items for c in i.checks if c.passed}
+    failed_by = {}
+    for fault in faults.CATALOGUE:
+        for item in sample_reports[fault.id].items:
+            for check in item.checks:
+                if not check.passed:
+                    failed_by.setdefault((item.id, check.name), fault.id)
+    exercise_checks = {(i.id, c.name) for i in sample_reports["reference"].items if i.kind == "exercise"
+                       for c in i.checks}
+    assert exercise_checks <= passed_by_reference
+    never_failed = sorted(exercise_checks - set(failed_by))
+    assert not never_failed, f"checks no known fault fails: {never_failed}"
+
+
+def test_kill_matrix_has_no_survivor(sample_reports):
+    """Print the sample x exercise matrix; a fault that keeps full marks is a survivor."""
+    exercises = [e.id for e in registry.EXERCISES]
+    print("\n" + f"{'sample':<26}" + "".join(f"{e[:12]:>14}" for e in exercises))
+    survivors = []
+    for fault in faults.CATALOGUE:
+        report = sample_reports[fault.id]
+        row = [report.item(e).score for e in exercises]
+        print(f"{fault.id:<26}" + "".join(f"{s:>14g}" for s in row))
+        if report.item(fault.exercise).score == report.item(fault.exercise).max_score:
+            survivors.append(fault.id)
+    print(f"faulty {len(faults.CATALOGUE) - len(survivors)}/{len(faults.CATALOGUE)} caught")
+    assert not survivors
+
+
+def test_wrong_answers_in_the_notebook_cost_only_those_cells(submission, grade):
+    folder = submission(edits={"ch05_block.ipynb": [
+        ("per_block_params = 4 * 64 * 64 + 2 * 64 * 256 + 256 + 64 + 4 * 64",
+         "per_block_params = 4 * 64 * 64 + 2 * 64 * 256 + 4 * 64"),
+    ]})
+    report = grade(folder)
+    lost = {item.id for item in report.items if item.score < item.max_score}
+    # total_params is computed from per_block_params in the sample, so it falls with it
+    assert lost == {"per_block_params", "total_params"}
+    assert "49728" in report.item("per_block_params").feedback_en
+
+
+def test_answers_accept_tensors_and_tuples(submission, grade):
+    folder = submission(answers={
+        "residual_output": "residual_output = torch.tensor([0.9206722, 3.4206696])",
+        "sample_variance_output": "sample_variance_output = (-1 / 2 ** 0.5, 1 / 2 ** 0.5)",
+        "shape_drill": "shape_drill = dict(layer_norm=(2, 3, 4), per_head_q=[2, 2, 3, 2], "
+                       "attention_weights=[2, 2, 3, 3], ffn_hidden=[2, 3, 8], block_output=[2, 3, 4])",
+    })
+    report = grade(folder)
+    assert report.score == report.max_score, [(i.id, i.feedback_en) for i in report.items if i.score < i.max_score]
+
+
+def test_release_stubs_are_what_the_stub_sample_holds():
+    assert release.student_package(5) == {
+        path: (SAMPLES / "stubs" / path).read_text(encoding="utf-8") for path in release.student_package(5)
+    }
