@@ -167,6 +167,8 @@ def fault_outputs(fault_id):
 def mismatch(got, expected, device="cpu"):
     """None when `got` matches `expected`, else a (zh, en) pair saying how it differs."""
     if isinstance(got, probes.Unusable):
+        if isinstance(expected, torch.Tensor):
+            return (f"应返回张量，实际返回 {got.reason}。", f"expected a tensor, got {got.reason}.")
         return (f"输出无法使用：{got.reason}", f"unusable output: {got.reason}")
     if isinstance(expected, torch.Tensor):
         if not isinstance(got, torch.Tensor):
@@ -267,8 +269,8 @@ def _payload_devices(payload):
 
 def _not_implemented_message(exercise):
     return (
-        f"尚未实现：{exercise.target} 仍然是 raise NotImplementedError('{exercise.id}')。",
-        f"not implemented yet: {exercise.target} still raises NotImplementedError('{exercise.id}').",
+        f"尚未实现：仍是 NotImplementedError('{exercise.id}')，请完成 {exercise.target}。",
+        f"not implemented yet: still NotImplementedError('{exercise.id}'); fill in {exercise.target}.",
     )
 
 

@@ -154,12 +154,16 @@ def _layer_norm(weight, bias):
 @contextlib.contextmanager
 def _exact_gelu_in(module):
     """Run with the module-level `gelu` replaced by torch's exact GELU."""
-    saved = module.gelu
+    missing = object()
+    saved = getattr(module, "gelu", missing)  # absent when its definition did not compile
     module.gelu = lambda t: F.gelu(t, approximate="none")
     try:
         yield
     finally:
-        module.gelu = saved
+        if saved is missing:
+            del module.gelu
+        else:
+            module.gelu = saved
 
 
 # --- probes ----------------------------------------------------------------------
@@ -233,7 +237,7 @@ def encode(value):
                 "shape": list(value.shape), "device": value.device.type}
     if isinstance(value, (tuple, list)):
         if len(value) > 64:
-            return {"error": f"sequence too long: {len(value)} items"}
+            return {"error": f"a {type(value).__name__} of {len(value)} items"}
         return {"seq": [encode(item) for item in value], "kind": type(value).__name__}
     if isinstance(value, dict):
         if len(value) > 64 or not all(isinstance(key, str) for key in value):

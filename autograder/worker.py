@@ -67,7 +67,13 @@ class MemoryFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             LOAD_PROBLEMS.append(f"{relpath} line {exc.lineno}: SyntaxError: {exc.msg}")
             exec_in_blocks(source, origin, module.__dict__)
             return
-        exec(code, module.__dict__)
+        if not relpath.endswith("/__init__.py"):
+            exec(code, module.__dict__)
+            return
+        try:
+            exec(code, module.__dict__)
+        except Exception as exc:  # a package's re-exports must not block its modules
+            LOAD_PROBLEMS.append(f"{relpath}: {type(exc).__name__}: {exc}")
 
 
 LOAD_PROBLEMS = []  # what went wrong while loading the student's files, for the report
