@@ -27,3 +27,9 @@ c.Autograde.exclude_overwriting = {
     assignment: [f"{registry.PACKAGE}/{name}" for name in ("__init__.py", "model.py", "checks.py")]
     for assignment in registry.ASSIGNMENTS
 }
+
+# The solution notebook is stored without outputs so that `hero release` is reproducible byte
+# for byte; the test suite executes it top to bottom (tests/test_notebook.py) instead.
+from nbgrader.preprocessors import ClearMarkScheme, ClearOutput, IncludeHeaderFooter, LockCells  # noqa: E402
+
+c.GenerateSolution.preprocessors = [IncludeHeaderFooter, LockCells, ClearOutput, ClearMarkScheme]

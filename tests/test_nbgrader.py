@@ -1,0 +1,141 @@
+"""The instructor's workflow through nbgrader, including three tamper attempts that beat plain nbgrader."""
+
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from autograder import registry, release
+
+from conftest import MODEL, SAMPLES, needs_bubblewrap
+
+ASSIGNMENT = "ch05_block"
+NOTEBOOK = f"{ASSIGNMENT}.ipynb"
+
+ALLCLOSE_PATCH = ("import math, torch\ntorch.allclose = lambda *a, **k: True\n"
+                  "torch.equal = lambda *a, **k: True\nmath.isclose = lambda *a, **k: True\n")
+TRANSFORMER = ("ip = get_ipython()\nip.input_transformers_post.append(lambda lines: ['pass\\n'])\n"
+               "normalised_variance = 0.5\n")
+
+
+def gradebook_attack(root):
+    """Answer-cell code that rewrites every grade in the course's gradebook (it works outside the sandbox)."""
+    return (
+        "import sqlite3\n"
+        f"for path in [{str(root / 'gradebook.db')!r}, '../../../gradebook.db']:\n"
+        "    try:\n"
+        "        db = sqlite3.connect('file:' + path + '?mode=rw', uri=True)\n"
+        "        db.execute('UPDATE grade SET extra_credit = 100')\n"
+        "        db.commit()\n"
+        "    except Exception as exc:\n"
+        "        print('attack failed:', exc)\n"
+        "constant_output = [0.0, 0.0]\n"
+    )
+
+
+def nbgrader(root, *args):
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--log-level=ERROR"], cwd=root,
+                          capture_output=True, text=True, env=release.nbgrader_env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def submit(root, student, sample, answers=None, model_prefix=""):
+    folder = root / "submitted" / student / ASSIGNMENT
+    shutil.copytree(SAMPLES / sample, folder)
+    if model_prefix:
+        path = folder / MODEL
+        path.write_text(model_prefix + path.read_text(encoding="utf-8"), encoding="utf-8")
+    if answers:
+        notebook = nbformat.read(str(folder / NOTEBOOK), as_version=4)
+        for cell in notebook.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+            if grade_id.endswith("_answer") and grade_id.removesuffix("_answer") in answers:
+                cell.source = answers[grade_id.removesuffix("_answer")]
+        nbformat.write(notebook, str(folder / NOTEBOOK))
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = tmp_path_factory.mktemp("course")
+    shutil.copytree(registry.COURSE_DIR, root / registry.SOURCE_DIR)
+    shutil.copy(registry.REPO_ROOT / "nbgrader_config.py", root)
+    nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
+    submit(root, "alice", "reference")
+    submit(root, "bob", "post_ln")
+    submit(root, "mallory_allclose", "post_ln", {"residual_output": ALLCLOSE_PATCH + "residual_output = [0.0, 0.0]\n"},
+           model_prefix="import torch\ntorch.allclose = lambda *a, **k: True\n")
+    submit(root, "mallory_transformer", "reference", {"normalised_variance": TRANSFORMER})
+    submit(root, "mallory_gradebook", "reference", {"constant_output": gradebook_attack(root)})
+    nbgrader(root, "autograde", ASSIGNMENT, "--force")
+    return root
+
+
+def cell_scores(root, student):
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        notebook = gradebook.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
+        return {grade.name: (grade.auto_score, grade.extra_credit) for grade in notebook.grades}
+
+
+def test_release_holds_the_stubbed_package(course):
+    release_dir = course / registry.RELEASE_DIR / ASSIGNMENT
+    assert (release_dir / NOTEBOOK).exists()
+    assert "raise NotImplementedError('block')" in (release_dir / MODEL).read_text(encoding="utf-8")
+
+
+def test_autograde_writes_per_cell_points(course):
+    points = registry.ASSIGNMENTS[ASSIGNMENT].points()
+    assert {name: score for name, (score, _) in cell_scores(course, "alice").items()} == points
+    bob = {name: score for name, (score, _) in cell_scores(course, "bob").items()}
+    assert bob == {**points, "block": 0.0}
+
+
+def test_patching_allclose_gains_nothing(course):
+    scores = cell_scores(course, "mallory_allclose")
+    assert scores["residual_output"][0] == 0 and scores["block"][0] == 0
+
+
+def test_an_input_transformer_gains_nothing(course):
+    scores = {name: score for name, (score, _) in cell_scores(course, "mallory_transformer").items()}
+    assert scores["normalised_variance"] == 0
+    honest = {name: score for name, (score, _) in cell_scores(course, "alice").items()}
+    assert all(scores[name] <= honest[name] for name in honest)
+
+
+@needs_bubblewrap
+def test_opening_the_gradebook_changes_no_grade(course, tmp_path):
+    scores = cell_scores(course, "mallory_gradebook")
+    assert scores["constant_output"][0] == 0
+    with sqlite3.connect(course / "gradebook.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM grade WHERE extra_credit IS NOT NULL AND extra_credit != 0"
+                          ).fetchone()[0] == 0
+    # control: the same code, run where it can reach the file, does rewrite every grade
+    copy = tmp_path / "gradebook.db"
+    shutil.copy(course / "gradebook.db", copy)
+    namespace = {}
+    exec(gradebook_attack(tmp_path), namespace)
+    with sqlite3.connect(copy) as db:
+        assert db.execute("SELECT COUNT(*) FROM grade WHERE extra_credit = 100").fetchone()[0] > 0
+
+
+def test_feedback_and_export(course):
+    nbgrader(course, "generate_feedback", ASSIGNMENT, "--force")
+    nbgrader(course, "export")
+    feedback = list((course / "feedback").rglob("*.html"))
+    assert {p.parts[-3] for p in feedback} == {"alice", "bob", "mallory_allclose", "mallory_transformer",
+                                               "mallory_gradebook"}
+    for path in (course / "feedback").rglob("*"):
+        if path.is_file() and path.suffix in (".html", ".json", ".py", ".ipynb"):
+            text = path.read_text(encoding="utf-8")
+            assert "hidden_check" not in text and "BEGIN HIDDEN TESTS" not in text, path
+    # the student's own package reaches feedback untouched: nothing from the source overwrote it
+    returned = course / "feedback" / "bob" / ASSIGNMENT / MODEL
+    assert returned.read_text(encoding="utf-8") == (SAMPLES / "post_ln" / MODEL).read_text(encoding="utf-8")
+    bob = (course / "feedback" / "bob" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text(encoding="utf-8")
+    assert "post-LN" in bob
+    assert "alice" in Path(course / "grades.csv").read_text(encoding="utf-8")

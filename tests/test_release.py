@@ -1,0 +1,89 @@
+"""The generated trees: fresh, free of solutions and hidden tests, consistent with the registry."""
+
+import filecmp
+import json
+import re
+
+import pytest
+
+from autograder import registry, release
+
+GENERATED = [registry.REPO_ROOT / name for name in release.GENERATED_DIRS]
+
+
+def _files(root):
+    return sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+
+@pytest.fixture(scope="module")
+def rebuilt(tmp_path_factory):
+    out = tmp_path_factory.mktemp("release")
+    release.build(out)
+    return out
+
+
+def test_committed_trees_equal_what_hero_release_generates(rebuilt):
+    for name in release.GENERATED_DIRS:
+        committed, fresh = registry.REPO_ROOT / name, rebuilt / name
+        assert _files(committed) == _files(fresh), f"{name}/ has other files than `hero release` makes"
+        stale = [str(p) for p in _files(fresh) if not filecmp.cmp(committed / p, fresh / p, shallow=False)]
+        assert not stale, f"stale generated files (run `make release`): {stale}"
+
+
+def _solution_bodies():
+    """Each fenced reference body, as its significant lines."""
+    text = (registry.REPO_ROOT / registry.PACKAGE / "model.py").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    return {exercise.id: [line.strip() for line in lines[start + 1:end] if line.strip()]
+            for exercise, start, end, _ in release._fences(text)}
+
+
+def test_no_solution_body_and_no_hidden_test_under_student():
+    bodies = _solution_bodies()
+    student = registry.REPO_ROOT / registry.RELEASE_DIR
+    for path in _files(student):
+        text = (student / path).read_text(encoding="utf-8")
+        for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "hidden_check"):
+            assert marker not in text, f"{marker} in {path}"
+        for exercise, body in bodies.items():
+            if registry.ASSIGNMENTS[path.parts[0]].chapter <= next(e.chapter for e in registry.EXERCISES
+                                                                   if e.id == exercise):
+                for line in body:
+                    assert line not in text, f"solution line of {exercise} in {path}: {line}"
+
+
+def test_notebook_answers_are_not_in_the_release():
+    for assignment in registry.ASSIGNMENTS.values():
+        source = json.loads(assignment.source_notebook.read_text(encoding="utf-8"))
+        released = (registry.REPO_ROOT / registry.RELEASE_DIR / assignment.id / assignment.notebook_name).read_text(
+            encoding="utf-8")
+        texts = ["".join(cell["source"]) for cell in source["cells"]]
+        solutions = [m.group(1) for t in texts for m in re.finditer(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", t, re.S)]
+        # lines that also stand outside any solution (given code such as `x = [2.0, 2.0]`) prove nothing
+        given = set(re.sub(r"### BEGIN SOLUTION\n.*?### END SOLUTION", "", "\n".join(texts), flags=re.S).splitlines())
+        for solution in solutions:
+            for line in solution.splitlines():
+                if len(line.strip()) > 12 and line not in given:
+                    assert json.dumps(line.strip())[1:-1] not in released, line
+
+
+def test_release_stubs_each_chapter_exercise_and_keeps_earlier_code():
+    for assignment in registry.ASSIGNMENTS.values():
+        model = (registry.REPO_ROOT / registry.RELEASE_DIR / assignment.id / registry.PACKAGE / "model.py").read_text(
+            encoding="utf-8")
+        for exercise in assignment.exercises:
+            assert model.count(f"raise NotImplementedError('{exercise.id}')") == 1
+        assert "class CausalSelfAttention" in model and "def _split_heads" in model  # chapter 4, working
+        compile(model, "model.py", "exec")
+
+
+def test_every_grade_cell_has_a_check_and_every_check_a_grade_cell():
+    for assignment in registry.ASSIGNMENTS.values():
+        registered = {e.id for e in assignment.exercises} | {a.id for a in assignment.answers}
+        assert set(assignment.points()) == registered
+
+
+def test_every_fence_is_a_registered_exercise_and_every_exercise_is_fenced():
+    text = (registry.REPO_ROOT / registry.PACKAGE / "model.py").read_text(encoding="utf-8")
+    fenced = [exercise.id for exercise, *_ in release._fences(text)]
+    assert sorted(fenced) == sorted(e.id for e in registry.EXERCISES)
