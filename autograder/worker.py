@@ -129,10 +129,18 @@ def run_exercise(task):
     return {"devices": devices, "outputs": outputs}
 
 
-def run_notebook(task):
+def make_shell():
+    """An IPython shell (magics, input transformers) without history; built once, before any fork."""
+    from traitlets.config import Config
     from IPython.core.interactiveshell import InteractiveShell
 
-    shell = InteractiveShell.instance()
+    config = Config()
+    config.HistoryManager.enabled = False
+    return InteractiveShell.instance(config=config)
+
+
+def run_notebook(task):
+    shell = make_shell()  # the instance the parent built: each forked child gets a pristine copy
     failures = []
     for index, source in task["cells"]:
         result = shell.run_cell(source, store_history=False, silent=False)
@@ -240,6 +248,7 @@ def main():
     limit = os.environ.get("HERO_WORKER_MEMORY_BYTES")
     if limit:
         resource.setrlimit(resource.RLIMIT_AS, (int(limit), int(limit)))
+    make_shell()
     protocol = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # stray prints from anything in this process never reach the protocol stream
     protocol.write(json.dumps({"ready": True, "torch": torch.__version__}) + "\n")

@@ -1,0 +1,113 @@
+"""Grading speed, side by side in one run: `hero grade` against `nbgrader autograde`.
+
+Three ways to grade the same submissions (bundled samples, copied into fresh
+course roots):
+  1. `hero grade A B C ...`: one process, a pool of sandboxed workers;
+  2. `nbgrader autograde` with this course's configuration (HeroAutograde);
+  3. plain `nbgrader autograde` (nbgrader's own Execute preprocessor: one kernel per
+     submission runs the hidden-test cells in the student's process).
+Each is timed end to end (wall clock, including start-up), for one submission
+and for a batch; the script also checks that the two front ends of this grader
+agree on every score, and lists where plain nbgrader's in-kernel grading differs.
+
+    .venv/bin/python benchmarks/grading_speed.py [--batch N]
+"""
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from nbgrader.api import Gradebook
+
+from autograder import registry, release
+
+ASSIGNMENT = "ch05_block"
+PLAIN_CONFIG = """load_subconfig("course/nbgrader_config.py")
+from nbgrader.converters import Autograde
+c.Autograde.autograde_preprocessors = Autograde.class_traits()["autograde_preprocessors"].default()
+"""
+
+
+def course_root(base, name, samples, plain):
+    root = base / name
+    shutil.copytree(registry.COURSE_DIR, root / registry.SOURCE_DIR)
+    if plain:
+        (root / "nbgrader_config.py").write_text(PLAIN_CONFIG, encoding="utf-8")
+    else:
+        shutil.copy(registry.REPO_ROOT / "nbgrader_config.py", root)
+    run(root, "generate_assignment", ASSIGNMENT, "--force")
+    for sample in samples:
+        shutil.copytree(release.SAMPLES_DIR / sample, root / "submitted" / sample / ASSIGNMENT)
+    return root
+
+
+def run(root, *args):
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--log-level=ERROR"], cwd=root,
+                          capture_output=True, text=True, env=release.nbgrader_env())
+    if done.returncode:
+        raise RuntimeError(done.stdout + done.stderr)
+
+
+def timed(action):
+    start = time.perf_counter()
+    result = action()
+    return time.perf_counter() - start, result
+
+
+def gradebook_scores(root):
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        return {s.student.id: {g.name: g.score for g in s.notebooks[0].grades}
+                for s in gradebook.assignment_submissions(ASSIGNMENT)}
+
+
+def hero_scores(samples):
+    folders = [str(release.SAMPLES_DIR / s) for s in samples]
+    done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", *folders, "--format", "json"],
+                          capture_output=True, text=True, check=True)
+    reports = json.loads(done.stdout)
+    reports = reports if isinstance(reports, list) else [reports]
+    return {Path(r["submission"]).name: {i["id"]: i["score"] for i in r["items"]} for r in reports}
+
+
+def measure(base, samples, label):
+    hero_time, hero = timed(lambda: hero_scores(samples))
+    ours_root = course_root(base, f"hero-{label}", samples, plain=False)
+    ours_time, _ = timed(lambda: run(ours_root, "autograde", ASSIGNMENT, "--force"))
+    plain_root = course_root(base, f"plain-{label}", samples, plain=True)
+    plain_time, _ = timed(lambda: run(plain_root, "autograde", ASSIGNMENT, "--force"))
+    ours, plain = gradebook_scores(ours_root), gradebook_scores(plain_root)
+    items = [(student, item) for student in hero for item in hero[student]]
+    # plain nbgrader runs the visible checks in the student's kernel, with the student's own
+    # LayerNorm and FFN inside the block: there one bug can cost two exercises
+    plain_differs = [(s, i) for s, i in items if plain[s][i] != hero[s][i]]
+    return {"n": len(samples), "hero grade": hero_time, "nbgrader + HeroAutograde": ours_time,
+            "plain nbgrader": plain_time, "front ends agree": all(hero[s][i] == ours[s][i] for s, i in items),
+            "plain differs": plain_differs}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=26, help="submissions in the batch run (default: all 26 samples)")
+    args = parser.parse_args()
+    all_samples = sorted(p.name for p in release.SAMPLES_DIR.iterdir() if p.is_dir())
+    batch = all_samples[: args.batch]
+    with tempfile.TemporaryDirectory(prefix="hero-bench-") as scratch:
+        rows = [measure(Path(scratch), ["reference"], "one"), measure(Path(scratch), batch, "batch")]
+    print(f"{'submissions':>11}  {'method':<26}{'wall s':>8}{'s / submission':>16}{'vs plain nbgrader':>19}")
+    for row in rows:
+        plain = row["plain nbgrader"] / row["n"]
+        for method in ("hero grade", "nbgrader + HeroAutograde", "plain nbgrader"):
+            per = row[method] / row["n"]
+            print(f"{row['n']:>11}  {method:<26}{row[method]:>8.2f}{per:>16.3f}{plain / per:>18.1f}x")
+        print(f"{'':>11}  hero grade and nbgrader + HeroAutograde agree on every item: {row['front ends agree']}")
+        for student, item in row["plain differs"]:
+            print(f"{'':>11}  plain nbgrader differs on {student}/{item} (in-kernel checks are not isolated)")
+
+
+if __name__ == "__main__":
+    main()
