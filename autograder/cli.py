@@ -9,14 +9,20 @@ EXIT_BELOW_THRESHOLD = 1
 
 
 def _grade(args):
-    from . import engine, report
-
     folders = [Path(p) for p in args.paths]
     for folder in folders:
         if not folder.is_dir():
             print(f"hero grade: {folder} is not a folder", file=sys.stderr)
             return EXIT_GRADER_FAILED
-    reports = engine.grade_many(folders, args.assignment, timeout=args.timeout)
+    from .sandbox import WorkerPool
+
+    pool = WorkerPool()  # the workers import torch while this process does the same below
+    try:
+        from . import engine, report
+
+        reports = engine.grade_many(folders, args.assignment, pool=pool, timeout=args.timeout)
+    finally:
+        pool.close()
     if args.format == "json":
         print(report.to_json(reports))
     else:
