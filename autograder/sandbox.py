@@ -91,7 +91,7 @@ def _bwrap_argv(worker_dir, hidden):
         # instead exits when its stdin closes, which happens when the grader goes away
         "--unshare-all", "--new-session", "--chdir", "/tmp",
         "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp",
-        "--setenv", "LANG", "C.UTF-8", "--setenv", "OMP_NUM_THREADS", "1",
+        "--setenv", "LANG", "C.UTF-8", "--setenv", "OMP_NUM_THREADS", "1", "--setenv", "HERO_PID_NAMESPACE", "1",
     ]
     return argv + [sys.executable, "-I", "-B", f"{SANDBOX_WORKER_DIR}/worker.py"]
 

@@ -13,7 +13,6 @@ import importlib.util
 import json
 import linecache
 import os
-import resource
 import select
 import signal
 import sys
@@ -187,6 +186,11 @@ def child(task, result_fd, capture_fd):
     except BaseException:
         code = 3
     finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()  # os._exit skips it, and the student's prints belong in the report
+            except Exception:
+                pass
         os._exit(code)
 
 
@@ -202,14 +206,18 @@ def serve_one(task):
     os.close(capture_w)
     deadline = time.monotonic() + float(task["timeout"])
     chunks, size, captured = [], 0, b""
-    status = "ok"
+    status, exited = "ok", None
     open_fds = {result_r, capture_r}
+    # read until the child has exited and its pipes are drained; a grandchild holding the
+    # pipes open does not keep the task alive
     while open_fds:
         left = deadline - time.monotonic()
         if left <= 0:
             status = "timeout"
             break
-        ready, _, _ = select.select(list(open_fds), [], [], left)
+        ready, _, _ = select.select(list(open_fds), [], [], 0 if exited is not None else min(left, 0.05))
+        if not ready and exited is not None:
+            break
         for fd in ready:
             data = os.read(fd, 65536)
             if not data:
@@ -218,17 +226,21 @@ def serve_one(task):
                 captured = (captured + data)[-STDERR_TAIL:]
             else:
                 size += len(data)
-                if size > MAX_RESULT_BYTES:
-                    status = "too_large"
-                    open_fds.clear()
-                    break
                 chunks.append(data)
-    for signum in (signal.SIGKILL,):
-        try:
-            os.killpg(pid, signum)  # the child and anything it spawned
-        except (ProcessLookupError, PermissionError):
-            pass
-    _, wait_status = os.waitpid(pid, 0)
+        if size > MAX_RESULT_BYTES:
+            status = "too_large"
+            break
+        if exited is None:
+            done, wait_status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                exited = wait_status
+    try:
+        os.killpg(pid, signal.SIGKILL)  # anything still in the child's process group
+    except (ProcessLookupError, PermissionError):
+        pass
+    if exited is None:
+        _, exited = os.waitpid(pid, 0)
+    sweep()
     os.close(result_r)
     os.close(capture_r)
     reply = {"nonce": task["nonce"], "status": status, "output_tail": captured.decode("utf-8", "replace")}
@@ -237,17 +249,41 @@ def serve_one(task):
             reply["payload"] = json.loads(b"".join(chunks).decode())
         except ValueError:
             reply["status"] = "crashed"
-            reply["exit"] = os.waitstatus_to_exitcode(wait_status)
+            reply["exit"] = os.waitstatus_to_exitcode(exited)
     return reply
 
 
+def sweep():
+    """In the sandbox's own PID namespace, kill whatever a task left behind (a detached
+    grandchild, say) so that nothing of one task outlives it into the next."""
+    if os.environ.get("HERO_PID_NAMESPACE") != "1":
+        return  # outside a namespace these would be the machine's processes
+    keep = {1, os.getpid(), os.getppid()}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) not in keep:
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def forbid_tracing():
+    """Children run as the same user: without this they could rewrite this process via /proc/<pid>/mem."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
+    except (OSError, AttributeError):
+        pass
+
+
 def main():
-    # orphans of a task (a student's forked processes) are re-parented here and reaped
-    if hasattr(signal, "SIGCHLD"):
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    limit = os.environ.get("HERO_WORKER_MEMORY_BYTES")
-    if limit:
-        resource.setrlimit(resource.RLIMIT_AS, (int(limit), int(limit)))
+    forbid_tracing()
     make_shell()
     protocol = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # stray prints from anything in this process never reach the protocol stream

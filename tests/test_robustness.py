@@ -1,6 +1,6 @@
 """Bad input costs only what it breaks, with a clear message; the rest is still graded."""
 
-from conftest import MODEL, scores
+from conftest import MODEL, needs_bubblewrap, scores
 
 REFERENCE_GELU = "    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))\n"
 REFERENCE_LEDGER = "    per_block = 4 * d * d + 2 * d * f + f + d + 4 * d\n"
@@ -120,3 +120,29 @@ def test_scores_are_identical_across_isolation_modes(submission, grade, monkeypa
         plain.close()
     assert report.isolation == "process"
     assert scores(report) == scores(grade(folder))
+
+
+@needs_bubblewrap
+def test_a_detached_grandchild_neither_stalls_the_task_nor_reaches_the_worker(submission, grade):
+    hostile = (
+        "    import os, time\n"
+        "    try:\n"
+        "        open(f'/proc/{os.getppid()}/mem', 'rb').read(1)\n"
+        "        print('worker memory is open')\n"
+        "    except OSError:\n"
+        "        print('worker memory is closed')\n"
+        "    if os.fork() == 0:\n"
+        "        os.setsid()\n"
+        "        time.sleep(60)\n"
+        "        os._exit(0)\n"
+        "    print('tasks alive:', len([p for p in os.listdir('/proc') if p.isdigit()]))\n"
+    )
+    folder = submission(edits={MODEL: [(REFERENCE_GELU, hostile + REFERENCE_GELU)]})
+    first, second = grade(folder), grade(folder)
+    assert first.item("gelu").status == "passed"
+    assert "worker memory is closed" in first.item("gelu").output
+    assert "worker memory is open" not in first.item("gelu").output
+    # the sweep after each task leaves the next task of the same workers as many processes as the first
+    alive = [[line for line in report.item("gelu").output.splitlines() if line.startswith("tasks alive")][0]
+             for report in (first, second)]
+    assert alive[0] == alive[1], alive
