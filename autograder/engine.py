@@ -173,7 +173,7 @@ def fault_outputs(fault_id):
 # --- comparing values --------------------------------------------------------------
 
 
-def mismatch(got, expected, device="cpu"):
+def mismatch(got, expected):
     """None when `got` matches `expected`, else a (zh, en) pair saying how it differs."""
     if isinstance(got, probes.Unusable):
         if isinstance(expected, torch.Tensor):
@@ -200,7 +200,7 @@ def mismatch(got, expected, device="cpu"):
             return (f"应返回长度为 {len(expected)} 的元组，实际为 {_describe(got)}。",
                     f"expected a tuple of {len(expected)}, got {_describe(got)}.")
         for got_item, expected_item in zip(got, expected):
-            problem = mismatch(got_item, expected_item, device)
+            problem = mismatch(got_item, expected_item)
             if problem:
                 return problem
         return None
@@ -315,7 +315,7 @@ def judge_exercise(exercise, max_score, reply, devices_seen):
     for device, outputs in decoded.items():
         for name, ref in expected.items():
             kind, got = outputs.get(name, ("ok", probes.Unusable("no output")))
-            problem = _raised_message(got, name) if kind == "raised" else mismatch(got, ref, device)
+            problem = _raised_message(got, name) if kind == "raised" else mismatch(got, ref)
             if problem is None and kind == "ok" and _payload_devices(body["outputs"][device][name]["ok"]) - {device}:
                 problem = ("输出不在输入所在的设备上。", "the output is not on the input's device.")
             label = f"matches the reference on case '{name}' ({device})"

@@ -8,7 +8,7 @@ One catalogue serves two purposes:
   each one loses points exactly on its exercise.
 
 Each function has the signature of the exercise it replaces and uses only
-names that model.py itself imports (torch, math, F).
+names that model.py itself imports (torch, math).
 """
 
 import math  # noqa: F401  (used by fault bodies)
@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import torch  # noqa: F401
-import torch.nn.functional as F  # noqa: F401
 
 
 @dataclass(frozen=True)

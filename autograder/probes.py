@@ -13,6 +13,7 @@ inside the sandbox next to student code.
 
 import contextlib
 import math
+import traceback
 
 import torch
 import torch.nn.functional as F
@@ -21,11 +22,9 @@ from torch import nn
 WIDTH, HEADS, FFN_WIDTH = 4, 2, 8  # T = 3 != d = 4, so swapped axes show
 
 
-def make_config(module, dropout=0.0):
-    return module.Config(
-        vocab_size=10, block_size=6, d_model=WIDTH, n_heads=HEADS,
-        n_layers=2, d_ff=FFN_WIDTH, dropout=dropout,
-    )
+def make_config(module):
+    return module.Config(vocab_size=10, block_size=6, d_model=WIDTH, n_heads=HEADS, n_layers=2, d_ff=FFN_WIDTH,
+                         dropout=0.0)
 
 
 def make_cases(exercise_id):
@@ -219,6 +218,25 @@ def _run_block(module, case_name, case, device):
         tail, _ = block(x[:, 2:], present, True)
         return torch.cat([head, tail], dim=1)
     raise KeyError(case_name)
+
+
+def run_all(module, exercise_id, cases, device):
+    """Every case's outputs, or what the code under test raised on it."""
+    outputs = {}
+    for name, case in cases.items():
+        try:
+            outputs[name] = {"ok": encode(run_case(module, exercise_id, name, case, device))}
+        except Exception as exc:  # the code under test failed on this case
+            outputs[name] = {"raised": describe(exc)}
+    return outputs
+
+
+def describe(exc):
+    """A short, student-readable account of an exception raised by their code."""
+    if isinstance(exc, NotImplementedError):
+        return {"kind": "not_implemented", "message": str(exc)}
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return {"kind": "exception", "type": type(exc).__name__, "message": str(exc)[:1000], "traceback": text[-3000:]}
 
 
 # --- transport: plain JSON, never pickle (the worker is untrusted) -----------

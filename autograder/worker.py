@@ -17,7 +17,6 @@ import select
 import signal
 import sys
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -100,15 +99,6 @@ def exec_in_blocks(source, origin, namespace):
             LOAD_PROBLEMS.append(f"{origin[len(SUBMISSION_ROOT) + 1:]} line {start + 1}: {type(exc).__name__}: {exc}")
 
 
-def describe(exc):
-    """A short, student-readable account of an exception raised by their code."""
-    if isinstance(exc, NotImplementedError):
-        return {"kind": "not_implemented", "message": str(exc)}
-    frames = traceback.format_exception(type(exc), exc, exc.__traceback__)
-    text = "".join(frames)
-    return {"kind": "exception", "type": type(exc).__name__, "message": str(exc)[:1000], "traceback": text[-3000:]}
-
-
 def run_exercise(task):
     module = __import__("hero_transformer.model", fromlist=["model"])
     devices = ["cpu"]
@@ -116,15 +106,8 @@ def run_exercise(task):
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
         devices.append("cuda")
-    outputs = {}
-    for device in devices:
-        per_case = outputs[device] = {}
-        for name, encoded in task["cases"].items():
-            case = {key: probes.decode(value) for key, value in encoded.items()}
-            try:
-                per_case[name] = {"ok": probes.encode(probes.run_case(module, task["exercise"], name, case, device))}
-            except Exception as exc:  # the student's code failed on this case
-                per_case[name] = {"raised": describe(exc)}
+    cases = {name: {key: probes.decode(value) for key, value in case.items()} for name, case in task["cases"].items()}
+    outputs = {device: probes.run_all(module, task["exercise"], cases, device) for device in devices}
     return {"devices": devices, "outputs": outputs}
 
 
@@ -145,7 +128,7 @@ def run_notebook(task):
         result = shell.run_cell(source, store_history=False, silent=False)
         error = result.error_before_exec or result.error_in_exec
         if error is not None:
-            failures.append({"cell": index, **describe(error)})
+            failures.append({"cell": index, **probes.describe(error)})
     values = {}
     for name in task["variables"]:
         if name not in shell.user_ns:
@@ -154,7 +137,7 @@ def run_notebook(task):
         try:
             values[name] = {"ok": probes.encode(shell.user_ns[name])}
         except Exception as exc:
-            values[name] = {"raised": describe(exc)}
+            values[name] = {"raised": probes.describe(exc)}
     return {"values": values, "cell_failures": failures[:20]}
 
 
@@ -179,7 +162,7 @@ def child(task, result_fd, capture_fd):
             body["load_problems"] = LOAD_PROBLEMS[:10]
             payload = {"nonce": task["nonce"], "body": body}
         except BaseException as exc:  # import errors, syntax errors, SystemExit at import...
-            payload = {"nonce": task["nonce"], "failed": describe(exc), "load_problems": LOAD_PROBLEMS[:10]}
+            payload = {"nonce": task["nonce"], "failed": probes.describe(exc), "load_problems": LOAD_PROBLEMS[:10]}
         data = json.dumps(payload).encode()
         with os.fdopen(result_fd, "wb") as out:
             out.write(data)
