@@ -1,6 +1,7 @@
 """The `hero` command: grade submissions, rebuild the release, run the demo."""
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -79,6 +80,7 @@ def main(argv=None):
     demo.set_defaults(run=_demo)
 
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `hero grade ... | head` ends quietly
     try:
         return args.run(args)
     except KeyboardInterrupt:

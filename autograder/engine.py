@@ -7,7 +7,6 @@ worker (patching torch.allclose, builtins, printing "PASS"...) reaches them.
 
 import concurrent.futures
 import json
-import re
 import secrets
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
@@ -118,26 +117,31 @@ def read_notebook_cells(path: Path, problems: list):
     Parsed as plain JSON: importing nbformat (its schema validator) costs about a second."""
     if not path.exists():
         problems.append(f"{path.name} is missing from the submission")
-        return None
+        return None, {}
     try:
         notebook = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(notebook, dict) or notebook.get("nbformat") != 4:
             raise ValueError(f"not an nbformat 4 notebook (nbformat={notebook.get('nbformat')!r})"
                              if isinstance(notebook, dict) else "not a JSON object")
-        cells = []
+        cells, answer_cells = [], {}
         for index, cell in enumerate(notebook["cells"]):
             source = cell.get("source", "")
             source = "".join(source) if isinstance(source, list) else source
             if not isinstance(source, str):
                 raise ValueError(f"cell {index + 1} has no text source")
             nbgrader = cell.get("metadata", {}).get("nbgrader", {})
-            if cell.get("cell_type") == "code" and not nbgrader.get("grade"):
+            if cell.get("cell_type") != "code":
+                continue
+            if nbgrader.get("grade"):
+                # an answer is checked by the grade cell that follows it
+                answer_cells[nbgrader.get("grade_id")] = cells[-1][0] if cells else None
+            else:
                 cells.append([index, source])
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
         # malformed JSON, a truncated file, a wrong schema
         problems.append(f"{path.name} could not be read as a notebook: {str(exc)[:300]}")
-        return None
-    return cells
+        return None, {}
+    return cells, answer_cells
 
 
 # --- reference and misconception outputs (computed once per process) ----------
@@ -403,6 +407,12 @@ def judge_answer(answer, max_score, notebook_reply, cells_problem, answer_cell=N
     body = notebook_reply["payload"]["body"]
     entry = body["values"].get(answer.variable, {"missing": True})
     if entry.get("missing"):
+        failure = next((f for f in body["cell_failures"] if f["cell"] == answer_cell), None)
+        if failure and failure["kind"] == "not_implemented":
+            result.status = "not_implemented"
+            result.feedback_zh = f"尚未作答：第 {answer_cell + 1} 个单元格仍是 raise NotImplementedError()。"
+            result.feedback_en = f"not answered yet: cell {answer_cell + 1} still raises NotImplementedError()."
+            return result.finish()
         where = _cell_failure(body, answer_cell)
         result.feedback_zh = f"变量 {answer.variable} 没有定义。{where[0]}"
         result.feedback_en = f"the variable {answer.variable} is not defined. {where[1]}"
@@ -429,15 +439,6 @@ def _cell_failure(body, cell_index):
     text = f"{failure.get('type', 'NotImplementedError')}: {failure['message']}"
     number = failure["cell"] + 1
     return (f"第 {number} 个单元格运行出错：{text}", f"cell {number} raised {text}")
-
-
-def answer_cells(cells, answers):
-    """The index of the cell that assigns each answer's variable (None when no cell does)."""
-    found = {}
-    for answer in answers:
-        pattern = re.compile(rf"^{re.escape(answer.variable)}\s*=", re.M)
-        found[answer.id] = next((index for index, source in cells if pattern.search(source)), None)
-    return found
 
 
 # --- the whole submission ---------------------------------------------------------------
@@ -473,7 +474,7 @@ def _plan(folder: Path, assignment_id, timeout):
     assignment = registry.find_assignment(folder, assignment_id)
     problems = []
     files = read_package(folder, problems)
-    cells = read_notebook_cells(folder / assignment.notebook_name, problems)
+    cells, answer_cells = read_notebook_cells(folder / assignment.notebook_name, problems)
     tasks = {}
     for exercise in assignment.exercises:
         cases = {name: {k: probes.encode(v) for k, v in case.items()} for name, case in probes.make_cases(exercise.id).items()}
@@ -483,8 +484,8 @@ def _plan(folder: Path, assignment_id, timeout):
         # the notebook runs top to bottom once, with a time budget for all its cells
         tasks["notebook"] = {"nonce": secrets.token_hex(8), "kind": "notebook", "files": files, "cells": cells,
                              "variables": [a.variable for a in assignment.answers], "timeout": 3 * timeout}
-    located = answer_cells(cells or [], assignment.answers)
-    return {"folder": folder, "assignment": assignment, "problems": problems, "tasks": tasks, "answer_cells": located}
+    return {"folder": folder, "assignment": assignment, "problems": problems, "tasks": tasks,
+            "answer_cells": answer_cells}
 
 
 def _judge(plan, replies, isolation):
