@@ -25,8 +25,9 @@ def nbgrader(*args, log_level="WARN"):
 
 
 def expected_losses(sample):
-    """The items a sample must lose: everything for the stubs, the faulty exercise for a fault."""
-    if sample == "reference":
+    """The items a sample must lose: nothing for the reference and the correct variants,
+    everything for the stubs, the faulty exercise for a fault."""
+    if sample == "reference" or sample.startswith("correct_"):
         return set()
     if sample == "stubs":
         return None  # every item

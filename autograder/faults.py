@@ -8,7 +8,7 @@ One catalogue serves two purposes:
   each one loses points exactly on its exercise.
 
 Each function has the signature of the exercise it replaces and uses only
-names that model.py itself imports (torch, math).
+names that model.py itself imports (torch, math, F).
 """
 
 import math  # noqa: F401  (used by fault bodies)
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import torch  # noqa: F401
+import torch.nn.functional as F  # noqa: F401
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,22 @@ def mean_not_subtracted(self, x):
     return x / torch.sqrt(variance + self.eps) * self.weight + self.bias
 
 
+@fault("layer_norm", "沿批量轴做了统计：每个位置的均值和方差只来自它自己的 d 个特征，不跨样本。",
+       "statistics over the batch axis: each position's mean and variance come from its own d features only.")
+def across_batch(self, x):
+    mean = x.mean(dim=0, keepdim=True)
+    variance = ((x - mean) ** 2).mean(dim=0, keepdim=True)
+    return (x - mean) / torch.sqrt(variance + self.eps) * self.weight + self.bias
+
+
+@fault("layer_norm", "忽略了 gamma（weight）和 beta（bias）：标准化之后还要乘 gamma、加 beta。",
+       "gamma (weight) and beta (bias) are ignored: scale by gamma and shift by beta after normalising.")
+def affine_ignored(self, x):
+    mean = x.mean(dim=-1, keepdim=True)
+    variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
+    return (x - mean) / torch.sqrt(variance + self.eps)
+
+
 # --- gelu ------------------------------------------------------------------------
 
 
@@ -145,6 +162,20 @@ def activation_after_fc2(self, x):
        "the second linear layer fc2 is missing: the FFN must project width f back to d, giving [B,T,d].")
 def fc2_missing(self, x):
     return self.dropout(self.activation(self.fc1(x)))
+
+
+@fault("feedforward", "丢掉了 FFN 的偏置 b1、b2：两个 Linear 都带偏置。",
+       "the FFN biases b1 and b2 were dropped: both Linear layers have biases.")
+def ffn_biases_dropped(self, x):
+    return self.dropout(F.linear(self.activation(F.linear(x, self.fc1.weight)), self.fc2.weight))
+
+
+@fault("feedforward", "把存储矩阵 reshape 成数学形状，而不是转置：nn.Linear 的权重存为 [输出, 输入]，要乘它的转置。",
+       "the stored weight was reshaped to the mathematical shape instead of transposed: nn.Linear stores "
+       "[out, in], so multiply by its transpose.")
+def storage_reshaped(self, x):
+    hidden = x @ self.fc1.weight.reshape(x.shape[-1], -1) + self.fc1.bias
+    return self.dropout(self.fc2(self.activation(hidden)))
 
 
 # --- block -------------------------------------------------------------------------
@@ -197,6 +228,45 @@ def present_dropped(self, hidden, past_key_value=None, use_cache=False):
 def residual_concatenated(self, hidden, past_key_value=None, use_cache=False):
     attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
     hidden = torch.cat([hidden, attended], dim=-1)
+    return hidden + self.ffn(self.ln2(hidden)), present
+
+
+@fault("block", "两条分支共用了同一套 LayerNorm（ln1）；每个块有两套独立的归一化，前馈分支用 ln2。",
+       "both branches share one LayerNorm (ln1); a block has two independent norms, the FFN branch uses ln2.")
+def shared_layer_norm(self, hidden, past_key_value=None, use_cache=False):
+    attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    hidden = hidden + attended
+    return hidden + self.ffn(self.ln1(hidden)), present
+
+
+@fault("block", "注意力分支缺少残差：U 应为 X + Attn(LN1(X))，而不是 Attn(LN1(X))。",
+       "the attention branch lost its residual: U = X + Attn(LN1(X)), not Attn(LN1(X)).")
+def attention_residual_missing(self, hidden, past_key_value=None, use_cache=False):
+    attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    hidden = attended
+    return hidden + self.ffn(self.ln2(hidden)), present
+
+
+@fault("block", "注意力增量被加了两次。", "the attention increment was added twice.")
+def attention_added_twice(self, hidden, past_key_value=None, use_cache=False):
+    attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    hidden = hidden + attended
+    return hidden + attended + self.ffn(self.ln2(hidden)), present
+
+
+@fault("block", "返回的是传入的 past_key_value，而不是注意力新给出的 present。",
+       "returns the incoming past_key_value instead of the present that attention produced.")
+def present_from_input(self, hidden, past_key_value=None, use_cache=False):
+    attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    hidden = hidden + attended
+    return hidden + self.ffn(self.ln2(hidden)), past_key_value
+
+
+@fault("block", "在残差主路上加了 dropout：训练模式下它会随机丢掉输入本身；dropout 只属于分支内部。",
+       "dropout on the residual stream: in training mode it drops the input itself; dropout belongs inside the branches.")
+def dropout_on_residual(self, hidden, past_key_value=None, use_cache=False):
+    attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    hidden = F.dropout(hidden + attended, p=0.1, training=self.training)
     return hidden + self.ffn(self.ln2(hidden)), present
 
 

@@ -72,6 +72,8 @@ def make_cases(exercise_id):
             "changed_future": {"x": changed_future, **weights},
             "zero_branches": {"x": x},
             "cache": {"x": x, **weights},
+            "given_past": {"x": x, **weights},
+            "training": {"x": x},
         }
     if exercise_id == "parameter_count":
         return {
@@ -129,9 +131,13 @@ class Square(nn.Module):
 
 
 class Zero(nn.Module):
-    def forward(self, x, *args):
-        out = torch.zeros_like(x)
-        return (out, None) if args else out
+    def forward(self, x):
+        return torch.zeros_like(x)
+
+
+class ZeroAttention(nn.Module):
+    def forward(self, x, past_key_value=None, use_cache=False):
+        return torch.zeros_like(x), None
 
 
 def _linear(weight, bias):
@@ -202,7 +208,14 @@ def _run_block(module, case_name, case, device):
         block.attn, block.ffn = PrefixMeanAttention(), Square()
         return block(x, None, True)
     if case_name == "zero_branches":
-        block.attn, block.ffn = Zero(), Zero()
+        block.attn, block.ffn = ZeroAttention(), Zero()
+        return block(x)
+    if case_name == "training":
+        # the doubles have no dropout, so a correct block is deterministic in training mode too
+        block.ln1, block.ln2 = Affine(2.0, 1.0), Affine(1.0, -3.0)
+        block.attn, block.ffn = PrefixMeanAttention(), Square()
+        block.train()
+        torch.manual_seed(0)
         return block(x)
     block.ln1 = _layer_norm(case["ln1.weight"], case["ln1.bias"]).to(device)
     block.ln2 = _layer_norm(case["ln2.weight"], case["ln2.bias"]).to(device)
@@ -215,8 +228,12 @@ def _run_block(module, case_name, case, device):
     if case_name == "cache":
         # the first two positions with use_cache, then the last one reading the cache
         head, present = block(x[:, :2], None, True)
-        tail, _ = block(x[:, 2:], present, True)
-        return torch.cat([head, tail], dim=1)
+        tail, present = block(x[:, 2:], present, True)
+        return torch.cat([head, tail], dim=1), present
+    if case_name == "given_past":
+        # a cache made by the attention double itself, so the block's own first call does not matter
+        _, past = block.attn(block.ln1(x[:, :2]), None, True)
+        return block(x[:, 2:], past, True)
     raise KeyError(case_name)
 
 

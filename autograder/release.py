@@ -5,8 +5,9 @@
   stubbed with `raise NotImplementedError('<id>')`, earlier chapters' code kept.
 - solutions/<assignment>/: nbgrader's solution notebook (instructors only).
 - autograder/samples/<name>/: sample submissions shaped like student/<assignment>/:
-  the reference, the untouched stubs, and one faulty sample per known
-  misconception in autograder/faults.py.
+  the reference, the untouched stubs, one faulty sample per known misconception
+  in autograder/faults.py, and one correct_<id> sample per correct variant in
+  autograder/variants.py.
 
 `hero release` runs `build()`; a test rebuilds into a temporary folder and
 fails when the committed trees differ.
@@ -27,6 +28,7 @@ from pathlib import Path
 import nbformat
 
 from . import faults, registry
+from . import variants as correct
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 SAMPLES_DIR = registry.REPO_ROOT / "autograder" / "samples"
@@ -95,11 +97,11 @@ def _function_body(function, indent):
     return [indent + line if line else line for line in textwrap.dedent("\n".join(body)).splitlines()]
 
 
-def sample_package(chapter, fault=None):
-    """The reference package, with one exercise body replaced by a fault's body."""
+def sample_package(chapter, replacement=None):
+    """The reference package, with one exercise body replaced (by a fault's or a variant's)."""
     def replace(exercise, body, indent):
-        if fault is not None and fault.exercise == exercise.id:
-            return _function_body(fault.function, indent)
+        if replacement is not None and replacement.exercise == exercise.id:
+            return _function_body(replacement.function, indent)
         return body if exercise.chapter <= chapter else stub_lines(exercise, indent)
     return render_package(replace)
 
@@ -174,6 +176,8 @@ def _write_samples(output_root, assignment, release):
     variants = {"reference": sample_package(assignment.chapter), "stubs": student_package(assignment.chapter)}
     for entry in faults.CATALOGUE:
         variants[entry.id] = sample_package(assignment.chapter, entry)
+    for entry in correct.CATALOGUE:
+        variants[entry.sample] = sample_package(assignment.chapter, entry)
     for name, files in variants.items():
         folder = samples / name
         write_files(folder, files)

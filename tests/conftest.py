@@ -58,5 +58,17 @@ def grade(pool):
     return run
 
 
+# one line per catalogue, printed at the end of the run (see pytest_terminal_summary)
+SUMMARY = {}
+
+
+def pytest_terminal_summary(terminalreporter):
+    if SUMMARY:
+        terminalreporter.section("grader catalogues")
+        for key in ("faulty", "correct", "hostile", "bad input"):
+            if key in SUMMARY:
+                terminalreporter.write_line(SUMMARY[key])
+
+
 def scores(report):
     return {item.id: item.score for item in report.items}

@@ -2,9 +2,9 @@
 
 import pytest
 
-from autograder import engine, faults, registry, release
+from autograder import engine, faults, registry, release, variants
 
-from conftest import SAMPLES
+from conftest import SAMPLES, SUMMARY
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +69,24 @@ def test_kill_matrix_has_no_survivor(sample_reports):
         print(f"{fault.id:<26}" + "".join(f"{s:>14g}" for s in row))
         if report.item(fault.exercise).score == report.item(fault.exercise).max_score:
             survivors.append(fault.id)
-    print(f"faulty {len(faults.CATALOGUE) - len(survivors)}/{len(faults.CATALOGUE)} caught")
+    SUMMARY["faulty"] = f"faulty {len(faults.CATALOGUE) - len(survivors)}/{len(faults.CATALOGUE)} caught"
+    print(SUMMARY["faulty"])
+    assert len(faults.CATALOGUE) >= 30
     assert not survivors
+
+
+@pytest.mark.parametrize("variant", variants.CATALOGUE, ids=lambda v: v.id)
+def test_each_correct_variant_gets_full_marks(sample_reports, variant):
+    report = sample_reports[variant.sample]
+    assert report.score == report.max_score, [(i.id, i.feedback_en) for i in report.items if i.score < i.max_score]
+
+
+def test_correct_catalogue_is_accepted_whole(sample_reports):
+    accepted = [v for v in variants.CATALOGUE if sample_reports[v.sample].score == sample_reports[v.sample].max_score]
+    SUMMARY["correct"] = f"correct {len(accepted)}/{len(variants.CATALOGUE)} accepted"
+    assert len(variants.CATALOGUE) >= 10 and len(accepted) == len(variants.CATALOGUE)
+    # every exercise has more than one accepted way of writing it
+    assert {v.exercise for v in variants.CATALOGUE} == {e.id for e in registry.EXERCISES}
 
 
 def test_wrong_answers_in_the_notebook_cost_only_those_cells(submission, grade):
