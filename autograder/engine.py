@@ -68,6 +68,7 @@ class Report:
     devices: list
     items: list
     problems: list = field(default_factory=list)
+    limits: str = ""
 
     @property
     def score(self):
@@ -453,7 +454,7 @@ def grade_many(folders, assignment_id=None, pool: Optional[WorkerPool] = None, t
         tasks = [task for plan in plans for task in plan["tasks"].values()]
         with concurrent.futures.ThreadPoolExecutor(max_workers=pool.size) as executor:
             replies = dict(zip((t["nonce"] for t in tasks), executor.map(lambda t: _safe_run(pool, t), tasks)))
-        return [_judge(plan, replies, pool.isolation) for plan in plans]
+        return [_judge(plan, replies, pool) for plan in plans]
     finally:
         if own_pool:
             pool.close()
@@ -483,12 +484,13 @@ def _plan(folder: Path, assignment_id, timeout):
     if cells is not None:
         # the notebook runs top to bottom once, with a time budget for all its cells
         tasks["notebook"] = {"nonce": secrets.token_hex(8), "kind": "notebook", "files": files, "cells": cells,
-                             "variables": [a.variable for a in assignment.answers], "timeout": 3 * timeout}
+                             "variables": [a.variable for a in assignment.answers], "cell_timeout": timeout,
+                             "timeout": 3 * timeout}
     return {"folder": folder, "assignment": assignment, "problems": problems, "tasks": tasks,
             "answer_cells": answer_cells}
 
 
-def _judge(plan, replies, isolation):
+def _judge(plan, replies, pool):
     assignment, points = plan["assignment"], plan["assignment"].points()
     devices = set()
     items = []
@@ -509,4 +511,5 @@ def _judge(plan, replies, isolation):
         for problem in payload.get("body", payload).get("load_problems", []):
             if problem not in problems:
                 problems.append(problem)
-    return Report(assignment.id, str(plan["folder"]), isolation, sorted(devices) or ["cpu"], items, problems)
+    return Report(assignment.id, str(plan["folder"]), pool.isolation, sorted(devices) or ["cpu"], items, problems,
+                  pool.limits)

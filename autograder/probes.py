@@ -252,7 +252,10 @@ def describe(exc):
     """A short, student-readable account of an exception raised by their code."""
     if isinstance(exc, NotImplementedError):
         return {"kind": "not_implemented", "message": str(exc)}
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    # the student's frames only: the grader's own (probes, importlib, IPython) tell them nothing
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if f.filename.startswith("/submission/") or f.filename.startswith("<ipython-input")]
+    text = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(exc), exc))
     return {"kind": "exception", "type": type(exc).__name__, "message": str(exc)[:1000], "traceback": text[-3000:]}
 
 

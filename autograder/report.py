@@ -29,6 +29,7 @@ def table(report, lang="zh", feedback_width=72):
     header = [
         f"submission: {report.submission}",
         f"assignment: {report.assignment}   isolation: {report.isolation}   devices checked: {', '.join(report.devices)}",
+        f"limits: {report.limits}",
     ]
     rows = [("exercise", "points", "max", "status", "feedback")]
     for item in report.items:

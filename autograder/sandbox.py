@@ -96,12 +96,74 @@ def _bwrap_argv(worker_dir, hidden):
     return argv + [sys.executable, "-I", "-B", f"{SANDBOX_WORKER_DIR}/worker.py"]
 
 
+# Limits on what student code may use.  A memory bomb or a fork bomb must cost one
+# exercise, never the machine.  cgroup v1 pids and memory controllers bound each worker
+# (the student's children included) where the grading user may create groups; the
+# worker also caps each task's address space (RLIMIT_AS), which works everywhere.
+PIDS_MAX = 256
+MEMORY_MAX = 6 * 1024**3  # per worker: torch's own footprint plus generous room
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+class ControlGroups:
+    """A pids and a memory cgroup (v1) for one worker, removed when it closes."""
+
+    def __init__(self, name):
+        self.paths = []
+        for controller, settings in (("pids", {"pids.max": PIDS_MAX}),
+                                     ("memory", {"memory.limit_in_bytes": MEMORY_MAX})):
+            path = CGROUP_ROOT / controller / name
+            path.mkdir()
+            self.paths.append(path)
+            for key, value in settings.items():
+                (path / key).write_text(str(value))
+
+    def add(self, pid):
+        for path in self.paths:
+            (path / "cgroup.procs").write_text(str(pid))
+
+    def remove(self):
+        for path in self.paths:
+            try:
+                path.rmdir()
+            except OSError:
+                pass
+
+
+@lru_cache(maxsize=None)
+def cgroups_work():
+    try:
+        probe = ControlGroups(f"hero-probe-{os.getpid()}")
+    except OSError:
+        return False
+    probe.remove()
+    # groups an earlier run could not remove yet (their processes were still dying): rmdir
+    # succeeds only on empty groups, so live ones are left alone
+    for stale in CGROUP_ROOT.glob("*/hero-*"):
+        try:
+            stale.rmdir()
+        except OSError:
+            pass
+    return True
+
+
+def describe_limits():
+    per_task = "address space per task"
+    if cgroups_work():
+        return f"cgroup: {PIDS_MAX} processes and {MEMORY_MAX // 1024**3} GiB per worker; {per_task}"
+    return f"{per_task} only (no writable cgroup here: process count unbounded)"
+
+
 class Worker:
     def __init__(self, argv, env, cwd):
         self.log = tempfile.TemporaryFile()
+        self.groups = ControlGroups(f"hero-{os.getpid()}-{id(self)}") if cgroups_work() else None
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env, cwd=cwd,
         )
+        if self.groups:
+            # before any task arrives: every process the worker forks inherits the groups
+            self.groups.add(self.proc.pid)
         self._buffer = b""
         hello = self._read_line(time.monotonic() + START_TIMEOUT)
         if not json.loads(hello).get("ready"):
@@ -142,6 +204,12 @@ class Worker:
             self.proc.kill()
         self.proc.wait()
         self.log.close()
+        if self.groups:
+            for _ in range(150):  # the sandbox's processes die with it, a moment later
+                if not any((p / "cgroup.procs").read_text().strip() for p in self.groups.paths):
+                    break
+                time.sleep(0.02)
+            self.groups.remove()
 
 
 class WorkerPool:
@@ -149,6 +217,7 @@ class WorkerPool:
 
     def __init__(self, size=None, hidden=()):
         self.isolation = choose_isolation()
+        self.limits = describe_limits()
         self.size = size or max(1, min(2, os.cpu_count() or 1))
         self._dir = tempfile.mkdtemp(prefix="hero-worker-")
         here = Path(__file__).resolve().parent

@@ -121,11 +121,27 @@ def make_shell():
     return InteractiveShell.instance(config=config)
 
 
+class CellTimeout(BaseException):
+    """Like KeyboardInterrupt: a student's `except Exception` (or the lenient package
+    __init__ loading) must not swallow it."""
+
+
+def _cell_timed_out(signum, frame):
+    raise CellTimeout("this cell ran past its time limit and was stopped")
+
+
 def run_notebook(task):
     shell = make_shell()  # the instance the parent built: each forked child gets a pristine copy
     failures = []
+    # one cell that hangs (an import-time loop in the package, say) costs that cell, not the notebook
+    signal.signal(signal.SIGALRM, _cell_timed_out)
     for index, source in task["cells"]:
-        result = shell.run_cell(source, store_history=False, silent=False)
+        limit = float(task["cell_timeout"])
+        signal.setitimer(signal.ITIMER_REAL, limit, limit)  # repeats, should the first one be caught
+        try:
+            result = shell.run_cell(source, store_history=False, silent=False)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         error = result.error_before_exec or result.error_in_exec
         if error is not None:
             failures.append({"cell": index, **probes.describe(error)})
@@ -155,6 +171,7 @@ def child(task, result_fd, capture_fd):
         os.closerange(result_fd + 1, 1 << 16)
         sys.stdin = open(os.devnull)
         torch.set_num_threads(1)
+        limit_address_space()
         sys.meta_path.insert(0, MemoryFinder(task["files"]))
         sys.dont_write_bytecode = True
         try:
@@ -234,6 +251,21 @@ def serve_one(task):
             reply["status"] = "crashed"
             reply["exit"] = os.waitstatus_to_exitcode(exited)
     return reply
+
+
+TASK_MEMORY = 3 * 1024**3  # bytes of address space a task may add to what the worker maps
+
+
+def limit_address_space():
+    """A memory bomb raises MemoryError in its own task instead of exhausting the machine.
+    Skipped with CUDA, whose driver reserves far more address space than it uses."""
+    if torch.cuda.is_available():
+        return
+    import resource
+
+    with open("/proc/self/status") as status:
+        mapped = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+    resource.setrlimit(resource.RLIMIT_AS, (mapped + TASK_MEMORY, mapped + TASK_MEMORY))
 
 
 def sweep():
