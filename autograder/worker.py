@@ -8,6 +8,7 @@ a capture pipe, never to the protocol stream.  This file holds no solution
 code and imports nothing from the course package.
 """
 
+import builtins
 import importlib.abc
 import importlib.util
 import json
@@ -133,6 +134,10 @@ def _cell_timed_out(signum, frame):
 def run_notebook(task):
     shell = make_shell()  # the instance the parent built: each forked child gets a pristine copy
     failures = []
+    # what one cell installs must not rewrite the cells after it, nor the grader's own reading
+    transformers = {name: list(getattr(shell, name)) for name in
+                    ("input_transformers_cleanup", "input_transformers_post", "ast_transformers")}
+    pristine_builtins = dict(vars(builtins))
     # one cell that hangs (an import-time loop in the package, say) costs that cell, not the notebook
     signal.signal(signal.SIGALRM, _cell_timed_out)
     for index, source in task["cells"]:
@@ -142,6 +147,9 @@ def run_notebook(task):
             result = shell.run_cell(source, store_history=False, silent=False)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
+        vars(builtins).update(pristine_builtins)  # patched builtins end with the cell that patched them
+        for name, original in transformers.items():
+            getattr(shell, name)[:] = original
         error = result.error_before_exec or result.error_in_exec
         if error is not None:
             failures.append({"cell": index, **probes.describe(error)})
@@ -166,6 +174,7 @@ def child(task, result_fd, capture_fd):
         os.dup2(devnull, 0)
         os.dup2(capture_fd, 1)
         os.dup2(capture_fd, 2)
+        os._exit = refuse_exit  # a student's os._exit ends their code, not the task's report
         # keep only stdio and the result pipe: the protocol stream stays out of reach
         os.closerange(3, result_fd)
         os.closerange(result_fd + 1, 1 << 16)
@@ -188,10 +197,17 @@ def child(task, result_fd, capture_fd):
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:
-                stream.flush()  # os._exit skips it, and the student's prints belong in the report
+                stream.flush()  # _exit skips it, and the student's prints belong in the report
             except Exception:
                 pass
-        os._exit(code)
+        REAL_EXIT(code)
+
+
+REAL_EXIT = os._exit
+
+
+def refuse_exit(code=0):
+    raise SystemExit(f"os._exit({code}) was called")
 
 
 def serve_one(task):
