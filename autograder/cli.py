@@ -24,6 +24,7 @@ def _grade(args):
         reports = engine.grade_many(folders, args.assignment, pool=pool, timeout=args.timeout)
     finally:
         pool.close()
+    _write_reports(args, reports, report)
     if args.format == "json":
         print(report.to_json(reports))
     else:
@@ -40,6 +41,31 @@ def _grade(args):
                 print(f"hero grade: {result.submission} scored {percent:.1f}% < {args.fail_under:g}%", file=sys.stderr)
                 return EXIT_BELOW_THRESHOLD
     return 0
+
+
+def _write_reports(args, reports, report):
+    import json
+    import os
+
+    from . import registry
+
+    if args.gradescope:
+        if len(reports) != 1:
+            raise ValueError("--gradescope writes the results of one submission")
+        Path(args.gradescope).write_text(json.dumps(report.gradescope(reports[0]), ensure_ascii=False, indent=2),
+                                         encoding="utf-8")
+    if args.junit:
+        Path(args.junit).write_text(report.junit(reports), encoding="utf-8")
+    if args.github_summary is not None:
+        targets = {e.id: e.target for e in registry.EXERCISES}
+        summary_path = args.github_summary or os.environ.get("GITHUB_STEP_SUMMARY")
+        parts = [report.github(result, Path.cwd(), targets) for result in reports]
+        if summary_path:
+            with open(summary_path, "a", encoding="utf-8") as summary:
+                summary.write("\n".join(markdown for markdown, _ in parts))
+        for _, annotations in parts:
+            for line in annotations:
+                print(line)
 
 
 def _release(args):
@@ -69,6 +95,11 @@ def main(argv=None):
     grade.add_argument("--timeout", type=float, default=10.0, help="seconds per exercise (default 10)")
     grade.add_argument("--fail-under", type=float, metavar="PERCENT",
                        help="exit 1 when a submission scores below PERCENT of the maximum")
+    grade.add_argument("--gradescope", metavar="FILE", help="also write Gradescope's results.json (one submission)")
+    grade.add_argument("--junit", metavar="FILE", help="also write JUnit XML")
+    grade.add_argument("--github-summary", metavar="FILE", nargs="?", const="",
+                       help="append a markdown job summary (default: $GITHUB_STEP_SUMMARY) and print one "
+                            "::error annotation per item that lost points")
     grade.set_defaults(run=_grade)
 
     rel = commands.add_parser("release", help="rebuild student/, solutions/ and autograder/samples/")

@@ -63,3 +63,100 @@ def details(report, lang="zh"):
 def to_json(reports):
     data = [report.to_json() for report in reports]
     return json.dumps(data[0] if len(data) == 1 else data, ensure_ascii=False, indent=2)
+
+
+# --- machine-readable reports --------------------------------------------------------
+
+def _verdict_line(report):
+    """The one-line outcome: it says 'all ... passed' only when every item, hidden checks included, did."""
+    lost = [item for item in report.items if item.score < item.max_score]
+    if not lost:
+        return f"{report.score:g}/{report.max_score:g}: all {len(report.items)} graded items passed, hidden checks included."
+    return (f"{report.score:g}/{report.max_score:g}: {len(lost)} of {len(report.items)} graded items lost points "
+            f"({', '.join(item.id for item in lost)}).")
+
+
+def gradescope(report):
+    """Gradescope's results.json: total score and one test per graded item."""
+    tests = []
+    for item in report.items:
+        output = f"{item.feedback_en}\n\n{item.feedback_zh}"
+        tests.append({"name": f"{item.id}: {item.title_en}", "score": item.score, "max_score": item.max_score,
+                      "output": output, "visibility": "visible", "status": "passed" if item.score == item.max_score
+                      else "failed"})
+    return {"score": report.score, "max_score": report.max_score, "output": _verdict_line(report)
+            + f" Isolation: {report.isolation}; devices checked: {', '.join(report.devices)}.",
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
+
+
+def junit(reports):
+    """JUnit XML: a testsuite per submission, a testcase per graded item."""
+    from xml.etree import ElementTree as ET
+
+    suites = ET.Element("testsuites")
+    for report in reports:
+        lost = [item for item in report.items if item.score < item.max_score]
+        suite = ET.SubElement(suites, "testsuite", name=f"{report.assignment}:{report.submission}",
+                              tests=str(len(report.items)), failures=str(len(lost)), errors="0")
+        properties = ET.SubElement(suite, "properties")
+        for name, value in (("score", report.score), ("max_score", report.max_score),
+                            ("isolation", report.isolation), ("devices", ",".join(report.devices))):
+            ET.SubElement(properties, "property", name=name, value=str(value))
+        for item in report.items:
+            case = ET.SubElement(suite, "testcase", classname=f"{report.assignment}.{item.kind}", name=item.id)
+            if item.score < item.max_score:
+                failure = ET.SubElement(case, "failure", message=item.feedback_en.splitlines()[0] if item.feedback_en
+                                        else item.status, type=item.status)
+                failure.text = f"{item.feedback_en}\n\n{item.feedback_zh}"
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _escape_annotation(text):
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _definition_line(folder, target):
+    """Where the exercise's function starts in the submission (parsed, never imported)."""
+    import ast
+    from pathlib import Path
+
+    path = Path(folder) / "hero_transformer" / "model.py"
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    owner, _, name = target.rpartition(".")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == owner:
+            for child in node.body:
+                if isinstance(child, ast.FunctionDef) and child.name == name:
+                    return child.lineno
+        if not owner and isinstance(node, ast.FunctionDef) and node.name == name and node.col_offset == 0:
+            return node.lineno
+    return None
+
+
+def github(report, relative_to=None, targets=None):
+    """(markdown job summary, annotation lines): one `::error` per item that lost points."""
+    from pathlib import Path
+
+    folder = Path(report.submission)
+    shown = folder.relative_to(relative_to) if relative_to and folder.is_relative_to(relative_to) else folder
+    lines = [f"### {report.assignment}: {report.score:g} / {report.max_score:g}", "",
+             _verdict_line(report), "",
+             f"Isolation: `{report.isolation}` · devices checked: {', '.join(report.devices)}", "",
+             "| item | points | max | status | feedback |", "|---|---:|---:|---|---|"]
+    annotations = []
+    for item in report.items:
+        feedback = item.feedback_en.splitlines()[0] if item.feedback_en else ""
+        lines.append(f"| `{item.id}` | {item.score:g} | {item.max_score:g} | {item.status} | "
+                     f"{feedback.replace('|', '/')} |")
+        if item.score < item.max_score:
+            target = (targets or {}).get(item.id)
+            line = _definition_line(folder, target) if target else None
+            where = f"file={shown / 'hero_transformer' / 'model.py'},line={line}," if line else \
+                f"file={shown / (report.assignment + '.ipynb')},"
+            title = f"{item.id}: {item.score:g}/{item.max_score:g} ({item.status})"
+            annotations.append(f"::error {where}title={title}::{_escape_annotation(item.feedback_en)}")
+    return "\n".join(lines) + "\n", annotations

@@ -115,6 +115,12 @@ def _raise_if(problem):
         raise AssertionError(problem[0] + "\n(" + problem[1] + ")")
 
 
+def _passed(what):
+    # never "all tests passed": these are the visible checks, the hidden ones run after submission
+    print(f"✓ 可见检查通过：{what}。这不是最终成绩，提交后还会运行隐藏测试。"
+          f"\n  (visible checks passed; hidden tests run after you submit)")
+
+
 def _small_config(model):
     return model.Config(vocab_size=10, block_size=6, d_model=4, n_heads=2, n_layers=2, d_ff=8, dropout=0.0)
 
@@ -129,7 +135,7 @@ def check_layer_norm():
     _raise_if(judge_same_shape(x, y))
     _raise_if(judge_normalised_stats(x, y, norm.eps))
     _raise_if(judge_shift_invariant(y, y_shifted))
-    print("✓ LayerNorm：形状、均值 0、方差 v/(v+eps)、平移不变，全部通过")
+    _passed("LayerNorm：形状、均值 0、方差 v/(v+eps)、平移不变")
 
 
 def check_gelu():
@@ -139,7 +145,7 @@ def check_gelu():
     negative = model.gelu(torch.tensor([-1.0]))
     if not negative.item() < 0:
         raise AssertionError("GELU 对负输入应给出小的负值，而不是 0（那是 ReLU）。\n(GELU of a negative input is slightly negative, not 0.)")
-    print("✓ GELU：对称恒等式 g(a)-g(-a)=a 成立，负输入给出负值（仍需精确数值才算正确）")
+    _passed("GELU：对称恒等式 g(a)-g(-a)=a 成立，负输入给出负值（ReLU 也能通过对称恒等式，数值要靠隐藏测试核对）")
 
 
 def check_feedforward():
@@ -153,7 +159,7 @@ def check_feedforward():
         y, y_changed = ffn(x), ffn(x_changed)
     _raise_if(judge_same_shape(x, y))
     _raise_if(judge_causal(y, y_changed, 2))
-    print("✓ FeedForward：形状保持，逐位置计算")
+    _passed("FeedForward：形状保持，逐位置计算")
 
 
 def check_block():
@@ -174,7 +180,7 @@ def check_block():
     _raise_if(judge_same_shape(x, y))
     _raise_if(judge_causal(y, y_changed, 2))
     _raise_if(judge_identity(x, y_zero))
-    print("✓ TransformerBlock：形状 [2,3,4] 保持，因果，分支为零时严格恒等")
+    _passed("TransformerBlock：形状 [2,3,4] 保持，因果，分支为零时严格恒等")
 
 
 def check_ledger():
@@ -183,4 +189,4 @@ def check_ledger():
         lm = model.TransformerLM(model.Config(V, C, d, h, N, f, 0.0))
         registered = sum(p.numel() for p in lm.parameters())
         _raise_if(judge_ledger(model.parameter_count(V, C, N, d, f), registered))
-    print("✓ 参数账本与模型注册的参数数量一致")
+    _passed("参数账本与模型注册的参数数量一致")
