@@ -124,6 +124,10 @@ def read_notebook_cells(path: Path, problems: list):
         if not isinstance(notebook, dict) or notebook.get("nbformat") != 4:
             raise ValueError(f"not an nbformat 4 notebook (nbformat={notebook.get('nbformat')!r})"
                              if isinstance(notebook, dict) else "not a JSON object")
+        kernel = notebook.get("metadata", {}).get("kernelspec", {})
+        if kernel and (kernel.get("language", "python") != "python" or not kernel.get("name", "python3").startswith("python")):
+            problems.append(f"{path.name} names the kernel {kernel.get('name')!r} ({kernel.get('language')}); "
+                            "its cells were run as Python")
         cells, answer_cells = [], {}
         for index, cell in enumerate(notebook["cells"]):
             source = cell.get("source", "")

@@ -1,27 +1,135 @@
 """Bad input costs only what it breaks, with a clear message; the rest is still graded."""
 
-from conftest import MODEL, needs_bubblewrap, scores
+import json
+import shutil
+
+import pytest
+
+from conftest import MODEL, SUMMARY, needs_bubblewrap, scores
 
 REFERENCE_GELU = "    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))\n"
 REFERENCE_LEDGER = "    per_block = 4 * d * d + 2 * d * f + f + d + 4 * d\n"
+NOTEBOOK = "ch05_block.ipynb"
+EXERCISES = {"layer_norm", "gelu", "feedforward", "block", "parameter_count"}
+ANSWERS = {"residual_output", "increment_gap", "sample_variance_output", "constant_output", "normalised_variance",
+           "shape_drill", "per_block_params", "total_params", "small_total_params"}
+
+
+def gelu_body(body):
+    return {MODEL: [(REFERENCE_GELU, body)]}
+
+
+def break_notebook(text):
+    def edit(folder):
+        (folder / NOTEBOOK).write_text(text, encoding="utf-8")
+    return edit
+
+
+def remove(relpath):
+    def edit(folder):
+        target = folder / relpath
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    return edit
+
+
+def kernel(name, language):
+    def edit(folder):
+        data = json.loads((folder / NOTEBOOK).read_text(encoding="utf-8"))
+        data["metadata"]["kernelspec"] = {"name": name, "language": language, "display_name": name}
+        (folder / NOTEBOOK).write_text(json.dumps(data), encoding="utf-8")
+    return edit
+
+
+def non_utf8(folder):
+    path = folder / MODEL
+    path.write_bytes(path.read_bytes() + b"\n# caf\xe9 \xff\n")
+
+
+def truncated(folder):
+    path = folder / NOTEBOOK
+    path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
+
+
+# id: (edits or an edit function, the items it may cost, where the message shows, the message)
+BAD_INPUTS = {
+    "syntax_error": (gelu_body("    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0))\n"), {"gelu"},
+                     "gelu", "SyntaxError"),
+    "wrong_signature": ({MODEL: [("        return self.dropout(self.fc2(self.activation(self.fc1(x))))\n",
+                                  "        return self.dropout(self.fc2(self.activation(self.fc1(x))))\n\n"
+                                  "    def forward(self):  # a later definition replaces the right one\n"
+                                  "        return None\n")]}, {"feedforward"}, "feedforward", "TypeError"),
+    "wrong_type": (gelu_body("    return x.tolist()\n"), {"gelu"}, "gelu", "expected a tensor, got a list"),
+    "wrong_shape": (gelu_body("    return (0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0))))[..., :1]\n"), {"gelu"},
+                    "gelu", "shape should be"),
+    "wrong_dtype": (gelu_body("    x = x.double()\n" + REFERENCE_GELU), {"gelu"}, "gelu",
+                    "dtype should be torch.float32, got torch.float64"),
+    "nan_output": (gelu_body("    return x * float('nan')\n"), {"gelu"}, "gelu", "NaN"),
+    "inf_output": (gelu_body("    return x / 0.0\n"), {"gelu"}, "gelu", "inf"),
+    "enormous_output": (gelu_body("    return torch.zeros(2_000_000)\n"), {"gelu"}, "gelu", "output too large"),
+    "exception": ({MODEL: [(REFERENCE_LEDGER, "    raise ValueError('ledger broke')\n")]}, {"parameter_count"},
+                  "parameter_count", "ValueError: ledger broke"),
+    "missing_package": (remove("hero_transformer"), EXERCISES, "problems", "hero_transformer/ is missing"),
+    "missing_model_file": (remove(MODEL), EXERCISES, "layer_norm", "No module named 'hero_transformer.model'"),
+    "missing_notebook": (remove(NOTEBOOK), ANSWERS, "problems", "ch05_block.ipynb is missing"),
+    "malformed_notebook": (break_notebook('{"cells": ['), ANSWERS, "residual_output",
+                           "could not be read as a notebook"),
+    "truncated_notebook": (truncated, ANSWERS, "residual_output", "could not be read as a notebook"),
+    "not_a_notebook": (break_notebook('{"nbformat": 3, "worksheets": []}'), ANSWERS, "problems",
+                       "not an nbformat 4 notebook"),
+    "wrong_kernel": (kernel("julia-1.9", "julia"), set(), "problems", "names the kernel 'julia-1.9'"),
+    "non_utf8_file": (non_utf8, set(), "problems", "is not UTF-8"),
+}
 
 
 def lost(report):
     return {item.id for item in report.items if item.score < item.max_score}
 
 
-def test_syntax_error_costs_only_the_definition_it_sits_in(submission, grade):
-    folder = submission(edits={MODEL: [(REFERENCE_GELU, "    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0))\n")]})
-    report = grade(folder)
-    # FeedForward calls the module's gelu through GELU, but the probe swaps in an exact GELU
-    assert lost(report) == {"gelu"}
-    feedback = report.item("gelu").feedback_en
-    assert "SyntaxError" in feedback and "model.py line" in feedback
-    assert any("SyntaxError" in problem for problem in report.problems)
+@pytest.fixture(scope="module")
+def bad_reports(tmp_path_factory, pool):
+    from autograder import engine
+
+    from conftest import SAMPLES
+
+    root = tmp_path_factory.mktemp("bad")
+    folders = []
+    for name, (edit, *_) in BAD_INPUTS.items():
+        folder = root / name
+        shutil.copytree(SAMPLES / "reference", folder)
+        if callable(edit):
+            edit(folder)
+        else:
+            for relpath, replacements in edit.items():
+                path = folder / relpath
+                text = path.read_text(encoding="utf-8")
+                for old, new in replacements:
+                    assert old in text, (name, old)
+                    text = text.replace(old, new, 1)
+                path.write_text(text, encoding="utf-8")
+        folders.append(folder)
+    return dict(zip(BAD_INPUTS, engine.grade_many(folders, "ch05_block", pool=pool)))
+
+
+@pytest.mark.parametrize("name", BAD_INPUTS)
+def test_bad_input_costs_only_what_it_breaks_and_says_why(bad_reports, name):
+    _, may_cost, where, message = BAD_INPUTS[name]
+    report = bad_reports[name]
+    assert lost(report) <= may_cost, f"{name} cost more than it breaks: {sorted(lost(report) - may_cost)}"
+    text = " ".join(report.problems) if where == "problems" else report.item(where).feedback_en
+    assert message in text, text
+
+
+def test_bad_input_catalogue_summary(bad_reports):
+    handled = [name for name, (_, may_cost, where, message) in BAD_INPUTS.items()
+               if lost(bad_reports[name]) <= may_cost
+               and message in (" ".join(bad_reports[name].problems) if where == "problems"
+                               else bad_reports[name].item(where).feedback_en)]
+    SUMMARY["bad input"] = f"bad input {len(handled)}/{len(BAD_INPUTS)} handled"
+    assert len(handled) == len(BAD_INPUTS)
 
 
 def test_a_hang_costs_only_that_exercise(submission, grade):
-    folder = submission(edits={MODEL: [(REFERENCE_GELU, "    while True:\n        pass\n")]})
+    folder = submission(edits=gelu_body("    while True:\n        pass\n"))
     report = grade(folder, timeout=2)
     assert lost(report) == {"gelu"}
     assert report.item("gelu").status == "timeout"
@@ -29,23 +137,16 @@ def test_a_hang_costs_only_that_exercise(submission, grade):
 
 
 def test_a_crash_costs_only_that_exercise(submission, grade):
-    folder = submission(edits={MODEL: [(REFERENCE_LEDGER, "    import os\n    os._exit(3)\n")]})
+    folder = submission(edits={MODEL: [(REFERENCE_LEDGER, "    import ctypes\n    ctypes.string_at(0)\n")]})
     report = grade(folder)
     assert lost(report) == {"parameter_count"}
     assert report.item("parameter_count").status == "error"
 
 
-def test_an_exception_is_reported_with_its_type_and_message(submission, grade):
-    folder = submission(edits={MODEL: [(REFERENCE_LEDGER, "    raise ValueError('ledger broke')\n")]})
-    report = grade(folder)
-    assert lost(report) == {"parameter_count"}
-    assert "ValueError: ledger broke" in report.item("parameter_count").feedback_en
-
-
 def test_stderr_output_and_warnings_never_cost_a_correct_answer(submission, grade):
     noisy = ("    import sys, warnings\n    print('debug', file=sys.stderr)\n"
              "    warnings.warn('just a warning')\n" + REFERENCE_GELU)
-    folder = submission(edits={MODEL: [(REFERENCE_GELU, noisy)]},
+    folder = submission(edits=gelu_body(noisy),
                         answers={"increment_gap": "import sys\nprint('noise', file=sys.stderr)\n"
                                                   "a = 1 / math.sqrt(1 + EPS)\n"
                                                   "increment_gap = 0.5 * gelu_exact(a) - 0.5 * gelu_exact(-a)"})
@@ -54,57 +155,11 @@ def test_stderr_output_and_warnings_never_cost_a_correct_answer(submission, grad
     assert "debug" in report.item("gelu").output
 
 
-def test_wrong_dtype_is_named(submission, grade):
-    folder = submission(edits={MODEL: [(REFERENCE_GELU, "    x = x.double()\n" + REFERENCE_GELU)]})
-    report = grade(folder)
-    assert lost(report) == {"gelu"}
-    assert "dtype should be torch.float32, got torch.float64" in report.item("gelu").feedback_en
-
-
-def test_wrong_return_type_is_named(submission, grade):
-    folder = submission(edits={MODEL: [(REFERENCE_GELU, "    return x.tolist()\n")]})
-    report = grade(folder)
-    assert lost(report) == {"gelu"}
-    assert "expected a tensor, got a list" in report.item("gelu").feedback_en
-
-
-def test_nan_output_is_named(submission, grade):
-    folder = submission(edits={MODEL: [(REFERENCE_GELU, "    return x * float('nan')\n")]})
-    report = grade(folder)
-    assert lost(report) == {"gelu"}
-    assert "NaN" in report.item("gelu").feedback_en
-
-
-def test_missing_package_costs_the_package_exercises_only(submission, grade):
-    import shutil
-
-    folder = submission()
-    shutil.rmtree(folder / "hero_transformer")
-    report = grade(folder)
-    exercises = {item.id for item in report.items if item.kind == "exercise"}
-    # the notebook imports the package in its first cell, so the answers that need its helpers go too;
-    # the grade still completes and says why
-    assert exercises <= lost(report)
-    assert any("hero_transformer/ is missing" in p for p in report.problems)
-
-
-def test_malformed_notebook_costs_the_answers_only(submission, grade):
-    folder = submission()
-    (folder / "ch05_block.ipynb").write_text('{"cells": [', encoding="utf-8")
-    report = grade(folder)
-    assert {item.id for item in report.items if item.kind == "exercise"}.isdisjoint(lost(report))
-    assert {item.id for item in report.items if item.kind == "answer"} == lost(report)
-    assert "could not be read as a notebook" in report.item("residual_output").feedback_en
-
-
-def test_non_utf8_file_is_reported_and_the_rest_graded(submission, grade):
-    folder = submission()
-    path = folder / MODEL
-    path.write_bytes(path.read_bytes().replace(b"# One tolerance", b"# \xff\xfe tolerance")
-                     + b"\n# caf\xe9\n")
-    report = grade(folder)
-    assert report.score == report.max_score
-    assert any("not UTF-8" in problem for problem in report.problems)
+def test_import_time_loop_costs_the_package_exercises_not_the_answers(submission, grade):
+    folder = submission(edits={MODEL: [('"""A small decoder-only', 'while True:\n    pass\n"""A small decoder-only')]})
+    report = grade(folder, timeout=2)
+    assert lost(report) == EXERCISES
+    assert all(report.item(answer).score == report.item(answer).max_score for answer in ANSWERS)
 
 
 def test_scores_are_identical_across_isolation_modes(submission, grade, monkeypatch):
@@ -137,7 +192,7 @@ def test_a_detached_grandchild_neither_stalls_the_task_nor_reaches_the_worker(su
         "        os._exit(0)\n"
         "    print('tasks alive:', len([p for p in os.listdir('/proc') if p.isdigit()]))\n"
     )
-    folder = submission(edits={MODEL: [(REFERENCE_GELU, hostile + REFERENCE_GELU)]})
+    folder = submission(edits=gelu_body(hostile + REFERENCE_GELU))
     first, second = grade(folder), grade(folder)
     assert first.item("gelu").status == "passed"
     assert "worker memory is closed" in first.item("gelu").output
