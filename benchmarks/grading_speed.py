@@ -92,7 +92,7 @@ def measure(base, samples, label):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batch", type=int, default=26, help="submissions in the batch run (default: all 26 samples)")
+    parser.add_argument("--batch", type=int, default=26, help="submissions in the batch run (default 26, the first samples by name)")
     args = parser.parse_args()
     all_samples = sorted(p.name for p in release.SAMPLES_DIR.iterdir() if p.is_dir())
     batch = all_samples[: args.batch]

@@ -62,3 +62,30 @@ def test_visible_checks_never_claim_the_final_grade():
     assert "all passed" not in done.stdout.lower() and "全部通过" not in done.stdout
     graded = json.loads(hero("grade", str(SAMPLES / "eps_outside_root"), "--format", "json").stdout)
     assert next(i for i in graded["items"] if i["id"] == "layer_norm")["score"] == 0
+
+
+def test_the_pull_request_workflow_calls_the_cli_as_it_is():
+    """The template's `hero grade` line parses with the real CLI, and it fetches, never vendors, the grader."""
+    import shlex
+
+    import yaml
+
+    from autograder import cli, registry
+
+    workflow = yaml.safe_load((registry.REPO_ROOT / "autograder" / "ci" / "grade-pull-request.yml").read_text())
+    steps = workflow["jobs"]["grade"]["steps"]
+    grade = next(step for step in steps if step.get("name") == "Grade")["run"]
+    words = shlex.split(grade.replace("\\\n", " "), comments=True)
+    expanded = {"$ASSIGNMENT": "ch05_block", "${{ vars.HERO_PASS_PERCENT || 0 }}": "0"}
+    args = [expanded.get(word, word) for word in words[words.index("grade"):]]
+    parser_calls = []
+    original = cli._grade
+    try:
+        cli._grade = lambda parsed: parser_calls.append(parsed) or 0
+        assert cli.main(args) == 0
+    finally:
+        cli._grade = original
+    parsed = parser_calls[0]
+    assert parsed.gradescope and parsed.junit and parsed.github_summary == ""
+    checkout = [step for step in steps if step.get("uses", "").startswith("actions/checkout")]
+    assert any("secrets.HERO_COURSE_TOKEN" in str(step.get("with")) for step in checkout)
