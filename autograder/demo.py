@@ -1,10 +1,12 @@
 """The main job: release the course, autograde the bundled samples with nbgrader, show the grades.
 
-Runs the instructor's real workflow in the repository (the course root):
-generate_assignment, samples copied to submitted/<sample>/<assignment>/,
-autograde, generate_feedback, export, and then checks every expectation:
-the reference gets full marks, the stubs zero, and each faulty sample loses
-points exactly on the exercise its fault lives in.
+Runs the instructor's real workflow on a fresh copy of the course in build/demo/
+(so the course's own gradebook.db is never touched, and a changed notebook never
+clashes with old submissions): generate_assignment, samples copied to
+submitted/<sample>/<assignment>/, autograde, generate_feedback, export, and then
+checks every expectation: the reference and the correct variants get full marks,
+the stubs zero, and each faulty sample loses points exactly on the exercise its
+fault lives in.
 """
 
 import json
@@ -15,7 +17,14 @@ import sys
 from . import faults, registry, release
 from .nbgrader_glue import REPORT_NAME
 
-ROOT = registry.REPO_ROOT
+ROOT = registry.REPO_ROOT / "build" / "demo"
+
+
+def fresh_course():
+    shutil.rmtree(ROOT, ignore_errors=True)
+    shutil.copytree(registry.COURSE_DIR, ROOT / registry.SOURCE_DIR,
+                    ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    shutil.copy(registry.REPO_ROOT / "nbgrader_config.py", ROOT)
 
 
 def nbgrader(*args, log_level="WARN"):
@@ -48,6 +57,8 @@ def grades_from_gradebook(assignment):
 def run(lang="zh"):
     print("== building the release (student/, solutions/, autograder/samples/)", flush=True)
     release.build()
+    fresh_course()
+    print(f"== course root for the demo: {ROOT.relative_to(registry.REPO_ROOT)}/", flush=True)
     failures = 0
     for assignment in registry.ASSIGNMENTS.values():
         samples = sorted(p.name for p in release.SAMPLES_DIR.iterdir() if p.is_dir())
@@ -74,11 +85,12 @@ def _show(assignment, samples, lang):
     answers = [a.id for a in assignment.answers]
     items = columns + answers
     widths = [max(len(c), 4) for c in columns]
-    print(f"\n== {assignment.id}: points from the gradebook (gradebook.db); "
+    name_width = max(len(sample) for sample in samples) + 2
+    print(f"\n== {assignment.id}: points from the gradebook ({(ROOT / 'gradebook.db').relative_to(registry.REPO_ROOT)}); "
           f"'answers' sums the {len(answers)} notebook answer cells")
-    print(f"{'sample':<26}" + "  ".join(f"{c:>{w}}" for c, w in zip(columns, widths)) + f"{'answers':>9}{'total':>7}  verdict")
+    print(f"{'sample':<{name_width}}" + "  ".join(f"{c:>{w}}" for c, w in zip(columns, widths)) + f"{'answers':>9}{'total':>7}  verdict")
     maxima = [points[c] for c in columns]
-    print(f"{'(max)':<26}" + "  ".join(f"{m:>{w}g}" for m, w in zip(maxima, widths))
+    print(f"{'(max)':<{name_width}}" + "  ".join(f"{m:>{w}g}" for m, w in zip(maxima, widths))
           + f"{sum(points[a] for a in answers):>9g}{sum(points.values()):>7g}")
     failures = 0
     for sample in samples:
@@ -90,13 +102,14 @@ def _show(assignment, samples, lang):
         cells = "  ".join(f"{row.get(c, float('nan')):>{w}g}" for c, w in zip(columns, widths))
         answered = sum(row.get(a, 0) for a in answers)
         total = sum(row.get(i, 0) for i in items)
-        print(f"{sample:<26}{cells}{answered:>9g}{total:>7g}  {'as expected' if ok else 'UNEXPECTED'}")
+        print(f"{sample:<{name_width}}{cells}{answered:>9g}{total:>7g}  {'as expected' if ok else 'UNEXPECTED'}")
     excerpt_sample = "post_ln" if "post_ln" in samples else samples[0]
     report_path = ROOT / "feedback" / excerpt_sample / assignment.id / REPORT_NAME
     report = json.loads(report_path.read_text(encoding="utf-8"))
     lost = next(item for item in report["items"] if item["status"] != "passed")
     feedback = lost["feedback_zh"] if lang == "zh" else lost["feedback_en"]
-    print(f"\n== feedback excerpt ({report_path.relative_to(ROOT)}, item '{lost['id']}'):\n  {feedback}")
+    print(f"\n== feedback excerpt ({report_path.relative_to(registry.REPO_ROOT)}, item '{lost['id']}'):\n  {feedback}")
     print(f"   isolation: {report['isolation']}; devices checked: {', '.join(report['devices'])}")
-    print(f"\n{len(samples) - failures}/{len(samples)} samples graded as expected; grades exported to grades.csv")
+    print(f"\n{len(samples) - failures}/{len(samples)} samples graded as expected; "
+          f"grades exported to {(ROOT / 'grades.csv').relative_to(registry.REPO_ROOT)}")
     return failures
