@@ -35,6 +35,7 @@ class Attempt:
     where: str  # "module" (top of model.py), "exercise" (start of the target's body) or "answer" (its cell)
     target: str  # the item whose points are at stake ("*" for every exercise of the package)
     code: str
+    needs_process_limit: bool = False  # safe to run only where a pids cgroup bounds it
 
     @property
     def may_cost(self):
@@ -105,7 +106,8 @@ CATALOGUE = (
     Attempt("memory_bomb", "allocates 30 GiB", "exercise", "gelu",
             "_bomb = b' ' * (30 * 2**30)\n"),
     Attempt("fork_bomb", "forks without end", "exercise", "parameter_count",
-            "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"),
+            "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+            needs_process_limit=True),
     Attempt("write_outside", "writes files outside the submission: /tmp, the home folder, the repository",
             "exercise", "layer_norm",
             "for _path in ('{marker}', '{home}/hero-pwned.txt', '{repo}/hero-pwned.txt', '../hero-pwned.txt'):\n"
