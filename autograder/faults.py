@@ -178,6 +178,14 @@ def storage_reshaped(self, x):
     return self.dropout(self.fc2(self.activation(hidden)))
 
 
+@fault("feedforward", "用了 x @ W 而不是 x @ W.T：nn.Linear 的权重存为 [输出, 输入]，形状碰巧相容时也会算错。",
+       "x @ W instead of x @ W.T: nn.Linear stores its weight as [out, in]; when the shapes happen to fit "
+       "the values are still wrong.")
+def storage_not_transposed(self, x):
+    hidden = self.activation(x @ self.fc1.weight + self.fc1.bias)
+    return self.dropout(hidden @ self.fc2.weight + self.fc2.bias)
+
+
 # --- block -------------------------------------------------------------------------
 
 

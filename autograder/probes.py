@@ -60,6 +60,12 @@ def make_cases(exercise_id):
                 "fc1.weight": 0.5 * randn(FFN_WIDTH, WIDTH), "fc1.bias": 0.5 * randn(FFN_WIDTH),
                 "fc2.weight": 0.5 * randn(WIDTH, FFN_WIDTH), "fc2.bias": 0.5 * randn(WIDTH),
             },
+            # f = d: x @ W and x @ W.T both run, so a storage-matrix mix-up shows in the values
+            "square": {
+                "x": randn(2, 3, WIDTH),
+                "fc1.weight": 0.5 * randn(WIDTH, WIDTH), "fc1.bias": 0.5 * randn(WIDTH),
+                "fc2.weight": 0.5 * randn(WIDTH, WIDTH), "fc2.bias": 0.5 * randn(WIDTH),
+            },
         }
     if exercise_id == "block":
         x = randn(2, 3, WIDTH)
