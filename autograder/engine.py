@@ -328,6 +328,8 @@ def judge_exercise(exercise, max_score, reply, devices_seen):
             if problem is None and kind == "ok" and _payload_devices(body["outputs"][device][name]["ok"]) - {device}:
                 problem = ("输出不在输入所在的设备上。", "the output is not on the input's device.")
             label = f"matches the reference on case '{name}' ({device})"
+            if problem and kind == "ok":  # say where; a raised exception already names its case
+                problem = (f"用例 {name}（{device}）：{problem[0]}", f"case {name} ({device}): {problem[1]}")
             result.checks.append(Check(label, problem is None, *(problem or ("", ""))))
     cpu_values = {name: value for name, (kind, value) in cpu.items() if kind == "ok"}
     result.checks.extend(_properties(exercise.id, cpu_values))
