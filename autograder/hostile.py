@@ -15,8 +15,6 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
-
 from . import faults, registry, release
 
 # the wrong implementation each attempt hides behind, per target
@@ -143,11 +141,6 @@ def build(attempt, dest: Path, **values):
     elif attempt.where == "module":
         model_path.write_text(code + model, encoding="utf-8")
     else:
-        notebook_path = dest / "ch05_block.ipynb"
-        notebook = nbformat.read(str(notebook_path), as_version=4)
-        for cell in notebook.cells:
-            if cell.metadata.get("nbgrader", {}).get("grade_id") == f"{attempt.target}_answer":
-                # the wrong value first: an attack that works would overwrite it
-                cell.source = WRONG_ANSWER[attempt.target] + "\n" + code
-        nbformat.write(notebook, str(notebook_path))
+        # the wrong value first: an attack that works would overwrite it
+        release.replace_answers(dest / "ch05_block.ipynb", {attempt.target: WRONG_ANSWER[attempt.target] + "\n" + code})
     return dest

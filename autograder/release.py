@@ -147,6 +147,23 @@ def answered_notebook(release_nb, solution_nb):
     return nbformat.writes(nbformat.from_dict(release)) + "\n"
 
 
+def replace_answers(notebook_path, answers):
+    """Set the source of answer cells, {answer id: source}, in a notebook file. An answer cell
+    is the code cell before its grade cell, the rule the grader itself reads answers by."""
+    notebook = nbformat.read(str(notebook_path), as_version=4)
+    previous = None
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.metadata.get("nbgrader", {}).get("grade"):
+            if grade_id in answers:
+                previous.source = answers[grade_id]
+        else:
+            previous = cell
+    nbformat.write(notebook, str(notebook_path))
+
+
 def build(output_root=None):
     """Rebuild student/, solutions/ and autograder/samples/ under `output_root` (default: the repo)."""
     output_root = Path(output_root or registry.REPO_ROOT)

@@ -1,7 +1,6 @@
 import shutil
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from autograder import engine, release
@@ -33,13 +32,7 @@ def submission(tmp_path):
         folder = tmp_path / name
         shutil.copytree(SAMPLES / sample, folder)
         if answers:
-            path = folder / "ch05_block.ipynb"
-            notebook = nbformat.read(str(path), as_version=4)
-            for cell in notebook.cells:
-                grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
-                if grade_id.removesuffix("_answer") in answers and grade_id.endswith("_answer"):
-                    cell.source = answers[grade_id.removesuffix("_answer")]
-            nbformat.write(notebook, str(path))
+            release.replace_answers(folder / "ch05_block.ipynb", answers)
         for relpath, replacements in (edits or {}).items():
             path = folder / relpath
             text = path.read_text(encoding="utf-8")
@@ -63,6 +56,9 @@ SUMMARY = {}
 
 
 def pytest_terminal_summary(terminalreporter):
+    if "kill matrix" in SUMMARY:
+        terminalreporter.section("kill matrix: points per exercise of each faulty sample")
+        terminalreporter.write_line(SUMMARY["kill matrix"])
     if SUMMARY:
         terminalreporter.section("grader catalogues")
         for key in ("faulty", "correct", "hostile", "bad input"):

@@ -61,14 +61,15 @@ def test_every_check_is_passed_by_the_reference_and_failed_by_some_fault(sample_
 def test_kill_matrix_has_no_survivor(sample_reports):
     """Print the sample x exercise matrix; a fault that keeps full marks is a survivor."""
     exercises = [e.id for e in registry.EXERCISES]
-    print("\n" + f"{'sample':<26}" + "".join(f"{e[:12]:>14}" for e in exercises))
+    matrix = [f"{'sample':<26}" + "".join(f"{e[:15]:>17}" for e in exercises)]
     survivors = []
     for fault in faults.CATALOGUE:
         report = sample_reports[fault.id]
         row = [report.item(e).score for e in exercises]
-        print(f"{fault.id:<26}" + "".join(f"{s:>14g}" for s in row))
+        matrix.append(f"{fault.id:<26}" + "".join(f"{s:>17g}" for s in row))
         if report.item(fault.exercise).score == report.item(fault.exercise).max_score:
             survivors.append(fault.id)
+    SUMMARY["kill matrix"] = "\n".join(matrix)
     SUMMARY["faulty"] = f"faulty {len(faults.CATALOGUE) - len(survivors)}/{len(faults.CATALOGUE)} caught"
     print(SUMMARY["faulty"])
     assert len(faults.CATALOGUE) >= 30

@@ -6,7 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
@@ -52,12 +51,7 @@ def submit(root, student, sample, answers=None, model_prefix=""):
         path = folder / MODEL
         path.write_text(model_prefix + path.read_text(encoding="utf-8"), encoding="utf-8")
     if answers:
-        notebook = nbformat.read(str(folder / NOTEBOOK), as_version=4)
-        for cell in notebook.cells:
-            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
-            if grade_id.endswith("_answer") and grade_id.removesuffix("_answer") in answers:
-                cell.source = answers[grade_id.removesuffix("_answer")]
-        nbformat.write(notebook, str(folder / NOTEBOOK))
+        release.replace_answers(folder / NOTEBOOK, answers)
 
 
 @pytest.fixture(scope="module")
