@@ -166,9 +166,8 @@ def reference_outputs(exercise_id):
 
 @lru_cache(maxsize=None)
 def fault_outputs(fault_id):
-    entry = next(f for f in faults.CATALOGUE if f.id == fault_id)
-    target = registry.exercises_by_target()
-    exercise = next(e for e in target.values() if e.id == entry.exercise)
+    entry = faults.by_id(fault_id)
+    exercise = next(e for e in registry.EXERCISES if e.id == entry.exercise)
     owner_name, _, attribute = exercise.target.rpartition(".")
     owner = getattr(reference, owner_name) if owner_name else reference
     saved = owner.__dict__[attribute]

@@ -305,5 +305,9 @@ def ledger_tied_head(V, C, N, d, f):
     return V * d + C * d + N * (4 * d * d + 2 * d * f + f + d + 4 * d) + 2 * d
 
 
+def by_id(fault_id):
+    return next(entry for entry in CATALOGUE if entry.id == fault_id)
+
+
 def for_exercise(exercise_id):
     return [entry for entry in CATALOGUE if entry.exercise == exercise_id]

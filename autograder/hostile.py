@@ -132,7 +132,7 @@ def build(attempt, dest: Path, **values):
     The base is the reference sample, or the sample whose fault makes the target wrong."""
     code = attempt.code.format(**values)
     wrong_body = attempt.where != "answer" and attempt.target != "*"
-    fault = next(f for f in faults.CATALOGUE if f.id == WRONG_BODY[attempt.target]) if wrong_body else None
+    fault = faults.by_id(WRONG_BODY[attempt.target]) if wrong_body else None
     shutil.copytree(release.SAMPLES_DIR / (fault.id if fault else "reference"), dest)
     model_path = dest / registry.PACKAGE / "model.py"
     model = model_path.read_text(encoding="utf-8")

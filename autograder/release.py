@@ -42,12 +42,13 @@ def _fences(text):
     """(exercise, first line index, last line index, indent) for every fenced body in a module."""
     lines = text.splitlines()
     owners = {}
-    for node in ast.walk(ast.parse(text)):
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             for child in node.body:
                 if isinstance(child, ast.FunctionDef):
                     owners[(child.lineno, child.end_lineno)] = f"{node.name}.{child.name}"
-    for node in ast.parse(text).body:
+    for node in tree.body:
         if isinstance(node, ast.FunctionDef):
             owners[(node.lineno, node.end_lineno)] = node.name
     targets = registry.exercises_by_target()

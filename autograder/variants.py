@@ -117,6 +117,3 @@ def table_ledger(V, C, N, d, f):
     model = {"embedding": V * d, "head": V * d, "positions": C * d, "final norm": 2 * d}
     return sum(model.values()) + N * sum(block.values())
 
-
-def for_exercise(exercise_id):
-    return [entry for entry in CATALOGUE if entry.exercise == exercise_id]

@@ -22,6 +22,17 @@ def pool():
     workers.close()
 
 
+def apply_edits(folder, edits):
+    """edits={relpath: [(old, new), ...]}: replace text in the folder's files; each old text must be there."""
+    for relpath, replacements in edits.items():
+        path = folder / relpath
+        text = path.read_text(encoding="utf-8")
+        for old, new in replacements:
+            assert old in text, f"{old!r} not in {relpath}"
+            text = text.replace(old, new)
+        path.write_text(text, encoding="utf-8")
+
+
 @pytest.fixture
 def submission(tmp_path):
     """A copy of a bundled sample, optionally edited.
@@ -33,13 +44,7 @@ def submission(tmp_path):
         shutil.copytree(SAMPLES / sample, folder)
         if answers:
             release.replace_answers(folder / "ch05_block.ipynb", answers)
-        for relpath, replacements in (edits or {}).items():
-            path = folder / relpath
-            text = path.read_text(encoding="utf-8")
-            for old, new in replacements:
-                assert old in text, f"{old!r} not in {relpath}"
-                text = text.replace(old, new)
-            path.write_text(text, encoding="utf-8")
+        apply_edits(folder, edits or {})
         return folder
     return make
 

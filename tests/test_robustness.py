@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from conftest import MODEL, SUMMARY, needs_bubblewrap, scores
+from conftest import MODEL, SUMMARY, apply_edits, needs_bubblewrap, scores
 
 REFERENCE_GELU = "    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))\n"
 REFERENCE_LEDGER = "    per_block = 4 * d * d + 2 * d * f + f + d + 4 * d\n"
@@ -96,16 +96,7 @@ def bad_reports(tmp_path_factory, pool):
     for name, (edit, *_) in BAD_INPUTS.items():
         folder = root / name
         shutil.copytree(SAMPLES / "reference", folder)
-        if callable(edit):
-            edit(folder)
-        else:
-            for relpath, replacements in edit.items():
-                path = folder / relpath
-                text = path.read_text(encoding="utf-8")
-                for old, new in replacements:
-                    assert old in text, (name, old)
-                    text = text.replace(old, new, 1)
-                path.write_text(text, encoding="utf-8")
+        edit(folder) if callable(edit) else apply_edits(folder, edit)
         folders.append(folder)
     return dict(zip(BAD_INPUTS, engine.grade_many(folders, "ch05_block", pool=pool)))
 
