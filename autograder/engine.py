@@ -8,6 +8,7 @@ worker (patching torch.allclose, builtins, printing "PASS"...) reaches them.
 import concurrent.futures
 import json
 import secrets
+import traceback
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -15,13 +16,14 @@ from typing import Optional
 
 import torch
 
-from . import faults, probes, registry
+from . import faults, probes, registry, safefiles, wire
 from .reference import checks as properties
 from .reference import model as reference
 from .sandbox import WorkerFailure, WorkerPool
 
 DEFAULT_TIMEOUT = 10.0  # seconds per exercise; a hang costs only that exercise
 MAX_SOURCE_BYTES = 1_000_000
+MAX_NOTEBOOK_BYTES = 20_000_000
 MAX_FILES = 50
 
 
@@ -91,18 +93,18 @@ class Report:
 # --- reading a submission ------------------------------------------------------
 
 
-def read_package(folder: Path, problems: list):
+def read_package(folder: safefiles.Folder, problems: list):
     """The submission's hero_transformer/*.py as texts (never imported here)."""
-    package = folder / registry.PACKAGE
-    files = {}
-    if not package.is_dir():
+    found, refused = folder.files(registry.PACKAGE, ".py", MAX_FILES)
+    problems.extend(refused)
+    if not found and not refused:
         problems.append(f"{registry.PACKAGE}/ is missing from the submission")
-        return files
-    for path in sorted(package.rglob("*.py"))[:MAX_FILES]:
-        relpath = path.relative_to(folder).as_posix()
-        data = path.read_bytes()
-        if len(data) > MAX_SOURCE_BYTES:
-            problems.append(f"{relpath} is larger than {MAX_SOURCE_BYTES} bytes and was left out")
+    files = {}
+    for relpath in found:
+        try:
+            data = folder.read(relpath, MAX_SOURCE_BYTES)
+        except (safefiles.Refused, OSError) as exc:
+            problems.append(str(exc) if isinstance(exc, safefiles.Refused) else f"{relpath}: {exc.strerror}")
             continue
         try:
             files[relpath] = data.decode("utf-8")
@@ -112,22 +114,32 @@ def read_package(folder: Path, problems: list):
     return files
 
 
-def read_notebook_cells(path: Path, problems: list):
+def read_notebook_cells(folder: safefiles.Folder, name: str, problems: list):
     """The code cells a student wrote or ran, in order; grade cells are the grader's.
 
     Parsed as plain JSON: importing nbformat (its schema validator) costs about a second."""
-    if not path.exists():
-        problems.append(f"{path.name} is missing from the submission")
+    try:
+        notebook = json.loads(folder.read(name, MAX_NOTEBOOK_BYTES).decode("utf-8"))
+    except FileNotFoundError:
+        problems.append(f"{name} is missing from the submission")
+        return None, {}
+    except safefiles.Refused as exc:
+        problems.append(str(exc))
+        return None, {}
+    except RecursionError:
+        problems.append(f"{name} could not be read as a notebook: its JSON is nested too deeply")
+        return None, {}
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # malformed JSON, a truncated file
+        problems.append(f"{name} could not be read as a notebook: {str(exc)[:300]}")
         return None, {}
     try:
-        notebook = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(notebook, dict) or notebook.get("nbformat") != 4:
             raise ValueError(f"not an nbformat 4 notebook (nbformat={notebook.get('nbformat')!r})"
                              if isinstance(notebook, dict) else "not a JSON object")
         kernel = notebook.get("metadata", {}).get("kernelspec", {})
         if kernel and (kernel.get("language", "python") != "python" or not kernel.get("name", "python3").startswith("python")):
-            problems.append(f"{path.name} names the kernel {kernel.get('name')!r} ({kernel.get('language')}); "
-                            "its cells were run as Python")
+            problems.append(f"{name} names the kernel {str(kernel.get('name'))[:100]!r} "
+                            f"({str(kernel.get('language'))[:100]}); its cells were run as Python")
         cells, answer_cells = [], {}
         for index, cell in enumerate(notebook["cells"]):
             source = cell.get("source", "")
@@ -142,9 +154,8 @@ def read_notebook_cells(path: Path, problems: list):
                 answer_cells[nbgrader.get("grade_id")] = cells[-1][0] if cells else None
             else:
                 cells.append([index, source])
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        # malformed JSON, a truncated file, a wrong schema
-        problems.append(f"{path.name} could not be read as a notebook: {str(exc)[:300]}")
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # a wrong schema
+        problems.append(f"{name} could not be read as a notebook: {str(exc)[:300]}")
         return None, {}
     return cells, answer_cells
 
@@ -182,7 +193,10 @@ def fault_outputs(fault_id):
 
 
 def mismatch(got, expected):
-    """None when `got` matches `expected`, else a (zh, en) pair saying how it differs."""
+    """None when `got` matches `expected`, else a (zh, en) pair saying how it differs.
+
+    The words describe only what the student's code produced: never an expected value,
+    list or shape, and no error size from which one could be rebuilt."""
     if isinstance(got, probes.Unusable):
         if isinstance(expected, torch.Tensor):
             return (f"应返回张量，实际返回 {got.reason}。", f"expected a tensor, got {got.reason}.")
@@ -191,29 +205,27 @@ def mismatch(got, expected):
         if not isinstance(got, torch.Tensor):
             return (f"应返回张量，实际返回 {type(got).__name__}。", f"expected a tensor, got {type(got).__name__}.")
         if got.shape != expected.shape:
-            return (f"形状应为 {list(expected.shape)}，实际为 {list(got.shape)}。",
-                    f"shape should be {list(expected.shape)}, got {list(got.shape)}.")
+            return (f"输出形状 {list(got.shape)} 与参考实现不同。",
+                    f"the output's shape {list(got.shape)} differs from the reference's.")
         if got.dtype != expected.dtype:
-            return (f"dtype 应为 {expected.dtype}，实际为 {got.dtype}（请保持输入的 dtype）。",
-                    f"dtype should be {expected.dtype}, got {got.dtype} (keep the input's dtype).")
+            return (f"输出 dtype {got.dtype} 与参考实现不同（请保持输入的 dtype）。",
+                    f"the output's dtype {got.dtype} differs from the reference's (keep the input's dtype).")
         if not torch.isfinite(got).all() and torch.isfinite(expected).all():
             return ("输出含 NaN 或 inf。", "the output contains NaN or inf.")
         if not torch.allclose(got.double(), expected.double(), equal_nan=True, **properties.TOLERANCE):
-            error = (got.double() - expected.double()).abs().nan_to_num(float("inf")).max().item()
-            return (f"数值与参考实现不一致（最大误差 {error:.3g}）。",
-                    f"values differ from the reference (largest error {error:.3g}).")
+            return ("数值与参考实现不一致。", "the values differ from the reference.")
         return None
     if isinstance(expected, (tuple, list)):
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-            return (f"应返回长度为 {len(expected)} 的元组，实际为 {_describe(got)}。",
-                    f"expected a tuple of {len(expected)}, got {_describe(got)}.")
+            return (f"返回值的结构与参考实现不同（你返回了 {_describe(got)}）。",
+                    f"the returned structure differs from the reference's (you returned {_describe(got)}).")
         for got_item, expected_item in zip(got, expected):
             problem = mismatch(got_item, expected_item)
             if problem:
                 return problem
         return None
     if got != expected or type(got) is not type(expected) and not _both_numbers(got, expected):
-        return (f"应为 {expected!r}，实际为 {_describe(got)}。", f"expected {expected!r}, got {_describe(got)}.")
+        return (f"你的结果 {_describe(got)} 与参考实现不同。", f"your result {_describe(got)} differs from the reference.")
     return None
 
 
@@ -276,12 +288,21 @@ def _diagnose(exercise_id, cpu_outputs):
     return None
 
 
-def _payload_devices(payload):
-    """The devices of every tensor inside an encoded output."""
-    if "tensor" in payload:
-        return {payload["device"]}
-    items = payload.get("seq") or list(payload.get("dict", {}).values())
-    return set().union(*(_payload_devices(item) for item in items)) if items else set()
+def _case_inputs(exercise_id, case_name):
+    """The failing case's inputs, for the feedback: the student may rerun it by hand."""
+    case = probes.make_cases(exercise_id)[case_name]
+    parts = [f"{key}={tuple(value)}" if key == "args" else
+             f"{key}: {list(value.shape)}" if isinstance(value, torch.Tensor) else f"{key}={value!r}"
+             for key, value in list(case.items())[:3]]
+    return ", ".join(parts) + (", …" if len(case) > 3 else "")
+
+
+def _outcome(entry):
+    if "ok" in entry:
+        return "ok", probes.decode(entry["ok"])
+    if "raised" in entry:
+        return "raised", entry["raised"]
+    return "ok", probes.Unusable("no output")
 
 
 def _not_implemented_message(exercise):
@@ -297,8 +318,9 @@ def _raised_message(raised, case_name):
         return (f"调用了尚未实现的部分 NotImplementedError('{stub}')（用例 {case_name}）。",
                 f"called something not implemented yet: NotImplementedError('{stub}') (case {case_name}).")
     tail = "\n".join(raised.get("traceback", "").strip().splitlines()[-4:])
-    return (f"用例 {case_name} 抛出了 {raised['type']}: {raised['message']}\n{tail}",
-            f"case {case_name} raised {raised['type']}: {raised['message']}\n{tail}")
+    kind = raised.get("type", "an exception")
+    return (f"用例 {case_name} 抛出了 {kind}: {raised['message']}\n{tail}",
+            f"case {case_name} raised {kind}: {raised['message']}\n{tail}")
 
 
 def judge_exercise(exercise, max_score, reply, devices_seen):
@@ -306,13 +328,12 @@ def judge_exercise(exercise, max_score, reply, devices_seen):
     if _judge_failure(result, reply):
         return result.finish()
     body = reply["payload"]["body"]
-    devices_seen.update(body["devices"])
+    # the devices are the grader's choice: a reply that leaves one out fails there
+    devices = ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
+    devices_seen.update(devices)
     load_problems = body.get("load_problems", [])
     # per device and case: ("ok", value) or ("raised", what the student's code raised)
-    decoded = {
-        device: {name: ("ok", probes.decode(v["ok"])) if "ok" in v else ("raised", v["raised"]) for name, v in cases.items()}
-        for device, cases in body["outputs"].items()
-    }
+    decoded = {device: {name: _outcome(v) for name, v in body["outputs"].get(device, {}).items()} for device in devices}
     cpu = decoded.get("cpu", {})
     if cpu and all(kind == "raised" and v["kind"] == "not_implemented" and v["message"] == exercise.id
                    for kind, v in cpu.values()):
@@ -324,11 +345,13 @@ def judge_exercise(exercise, max_score, reply, devices_seen):
         for name, ref in expected.items():
             kind, got = outputs.get(name, ("ok", probes.Unusable("no output")))
             problem = _raised_message(got, name) if kind == "raised" else mismatch(got, ref)
-            if problem is None and kind == "ok" and _payload_devices(body["outputs"][device][name]["ok"]) - {device}:
+            if problem is None and kind == "ok" and wire.devices_of(body["outputs"][device][name]["ok"]) - {device}:
                 problem = ("输出不在输入所在的设备上。", "the output is not on the input's device.")
             label = f"matches the reference on case '{name}' ({device})"
             if problem and kind == "ok":  # say where; a raised exception already names its case
-                problem = (f"用例 {name}（{device}）：{problem[0]}", f"case {name} ({device}): {problem[1]}")
+                inputs = _case_inputs(exercise.id, name)
+                problem = (f"用例 {name}（{device}；输入 {inputs}）：{problem[0]}",
+                           f"case {name} ({device}; inputs {inputs}): {problem[1]}")
             result.checks.append(Check(label, problem is None, *(problem or ("", ""))))
     cpu_values = {name: value for name, (kind, value) in cpu.items() if kind == "ok"}
     result.checks.extend(_properties(exercise.id, cpu_values))
@@ -356,6 +379,11 @@ def _judge_failure(result, reply):
         result.status = "timeout"
         result.feedback_zh = "运行超时被终止（可能是死循环或计算量过大）；其它练习不受影响。"
         result.feedback_en = "stopped after the time limit (an infinite loop or too much work?); other exercises are unaffected."
+        return True
+    if reply["status"] == "malformed":
+        result.status = "error"
+        result.feedback_zh = f"评分器拒收了你的代码发回的结果：{reply['problem']}"
+        result.feedback_en = f"the grader refused the reply your code sent back: {reply['problem']}"
         return True
     if reply["status"] != "ok":
         result.status = "error"
@@ -429,7 +457,8 @@ def judge_answer(answer, max_score, notebook_reply, cells_problem, answer_cell=N
     got, expected = probes.decode(entry["ok"]), expected_answer(answer.id)
     if answer.exact:
         ok = _normalise_exact(got) == _normalise_exact(expected)
-        problem = None if ok else (f"应为 {expected}，实际为 {_describe(got)}。", f"expected {expected}, got {_describe(got)}.")
+        problem = None if ok else (f"你的结果 {_describe(got)} 与参考答案不同。",
+                                   f"your result {_describe(got)} differs from the reference answer.")
     else:
         problem = mismatch(_as_comparable(got), _as_comparable(expected))
     result.checks.append(Check(f"{answer.variable} is correct", problem is None, *(problem or ("", ""))))
@@ -451,14 +480,17 @@ def _cell_failure(body, cell_index):
 
 
 def grade_many(folders, assignment_id=None, pool: Optional[WorkerPool] = None, timeout=DEFAULT_TIMEOUT):
-    """Grade several submission folders with one pool; tasks of all folders run concurrently."""
+    """Grade several submission folders with one pool; tasks of all folders run concurrently.
+
+    Every folder gets a report: a submission that cannot be read, or whose replies cannot
+    be judged, loses its own points and says why; the others are graded as usual."""
     own_pool = pool is None
     pool = pool or WorkerPool()
     try:
         plans = [_plan(Path(folder), assignment_id, timeout) for folder in folders]
         tasks = [task for plan in plans for task in plan["tasks"].values()]
         with concurrent.futures.ThreadPoolExecutor(max_workers=pool.size) as executor:
-            replies = dict(zip((t["nonce"] for t in tasks), executor.map(lambda t: _safe_run(pool, t), tasks)))
+            replies = dict(zip((t["key"] for t in tasks), executor.map(lambda t: _safe_run(pool, t), tasks)))
         return [_judge(plan, replies, pool) for plan in plans]
     finally:
         if own_pool:
@@ -470,51 +502,99 @@ def grade(folder, assignment_id=None, pool=None, timeout=DEFAULT_TIMEOUT):
 
 
 def _safe_run(pool, task):
+    """The task's reply as {"status", "payload", "output_tail"}, its payload checked against the
+    schema, or the WorkerFailure that lost it."""
     try:
-        return pool.run(task)
+        status, data, output = pool.run(task)
     except WorkerFailure as exc:
         return exc
+    reply = {"status": status, "output_tail": output}
+    if status != "ok":
+        return reply
+    if not data:
+        reply["status"] = "crashed"  # ended without a word: killed by a signal, out of memory...
+        return reply
+    try:
+        payload = wire.parse_reply(data)
+        body = payload.get("body")
+        if body is not None and ("outputs" in body) != (task["kind"] == "exercise"):
+            raise ValueError("the reply answers another kind of task")
+        reply["payload"] = payload
+    except ValueError as exc:
+        reply.update(status="malformed", problem=str(exc))
+    return reply
 
 
 def _plan(folder: Path, assignment_id, timeout):
     assignment = registry.find_assignment(folder, assignment_id)
     problems = []
-    files = read_package(folder, problems)
-    cells, answer_cells = read_notebook_cells(folder / assignment.notebook_name, problems)
+    try:
+        with safefiles.Folder(folder) as opened:
+            files = read_package(opened, problems)
+            cells, answer_cells = read_notebook_cells(opened, assignment.notebook_name, problems)
+    except OSError as exc:  # the folder itself cannot be opened
+        problems.append(f"the submission folder could not be read: {exc.strerror}")
+        files, cells, answer_cells = {}, None, {}
     tasks = {}
     for exercise in assignment.exercises:
         cases = {name: {k: probes.encode(v) for k, v in case.items()} for name, case in probes.make_cases(exercise.id).items()}
-        tasks[exercise.id] = {"nonce": secrets.token_hex(8), "kind": "exercise", "exercise": exercise.id,
+        tasks[exercise.id] = {"key": secrets.token_hex(8), "kind": "exercise", "exercise": exercise.id,
                               "files": files, "cases": cases, "timeout": timeout}
     if cells is not None:
         # the notebook runs top to bottom once, with a time budget for all its cells
-        tasks["notebook"] = {"nonce": secrets.token_hex(8), "kind": "notebook", "files": files, "cells": cells,
+        tasks["notebook"] = {"key": secrets.token_hex(8), "kind": "notebook", "files": files, "cells": cells,
                              "variables": [a.variable for a in assignment.answers], "cell_timeout": timeout,
                              "timeout": 3 * timeout}
     return {"folder": folder, "assignment": assignment, "problems": problems, "tasks": tasks,
             "answer_cells": answer_cells}
 
 
+def _judge_safely(make_item, judge, *args):
+    """An error while judging costs that item and is reported; it never ends the run."""
+    try:
+        return judge(*args)
+    except Exception as exc:
+        item = make_item()
+        item.status = "error"
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        item.feedback_zh = f"评分器在评判这一项时出错（{type(exc).__name__}）；这一项记 0 分并已报告。"
+        item.feedback_en = (f"the grader failed while judging this item ({type(exc).__name__} at "
+                            f"{Path(where.filename).name}:{where.lineno}); it scores 0 and is reported.")
+        return item.finish()
+
+
 def _judge(plan, replies, pool):
     assignment, points = plan["assignment"], plan["assignment"].points()
     devices = set()
     items = []
+    problems = list(plan["problems"])
     for exercise in assignment.exercises:
-        reply = replies[plan["tasks"][exercise.id]["nonce"]]
-        items.append(judge_exercise(exercise, points[exercise.id], reply, devices))
+        reply = replies[plan["tasks"][exercise.id]["key"]]
+        items.append(_judge_safely(
+            lambda: ItemResult(exercise.id, "exercise", exercise.title_zh, exercise.title_en, points[exercise.id]),
+            judge_exercise, exercise, points[exercise.id], reply, devices))
     notebook_task = plan["tasks"].get("notebook")
     cells_problem = None if notebook_task else next(
         (p for p in plan["problems"] if assignment.notebook_name in p), "notebook missing")
-    notebook_reply = replies[notebook_task["nonce"]] if notebook_task else None
+    notebook_reply = replies[notebook_task["key"]] if notebook_task else None
     for answer in assignment.answers:
         cell = plan["answer_cells"].get(answer.id)
-        items.append(judge_answer(answer, points[answer.id], notebook_reply, cells_problem, cell))
-    problems = list(plan["problems"])
+        items.append(_judge_safely(
+            lambda: ItemResult(answer.id, "answer", answer.title_zh, answer.title_en, points[answer.id]),
+            judge_answer, answer, points[answer.id], notebook_reply, cells_problem, cell))
     for task in plan["tasks"].values():
-        reply = replies[task["nonce"]]
+        reply = replies[task["key"]]
         payload = reply.get("payload", {}) if isinstance(reply, dict) else {}
         for problem in payload.get("body", payload).get("load_problems", []):
             if problem not in problems:
                 problems.append(problem)
+    refused = [p for p in plan["problems"] if "only regular files" in p or "is larger than" in p]
+    for item in items:
+        # a refused notebook costs the answers, a refused package file the exercises
+        relevant = [p for p in refused if (assignment.notebook_name in p) == (item.kind == "answer")]
+        if item.status != "passed" and relevant:
+            refused_here = relevant
+            item.feedback_zh += "\n提交中被拒绝的文件：" + "；".join(refused_here)
+            item.feedback_en += "\nrefused in the submission: " + "; ".join(refused_here)
     return Report(assignment.id, str(plan["folder"]), pool.isolation, sorted(devices) or ["cpu"], items, problems,
                   pool.limits)

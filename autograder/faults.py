@@ -305,6 +305,12 @@ def ledger_tied_head(V, C, N, d, f):
     return V * d + C * d + N * (4 * d * d + 2 * d * f + f + d + 4 * d) + 2 * d
 
 
+@fault("parameter_count", "账本漏掉了最后的 LayerNorm（2d）；最后一个块之后、head 之前还有一套 gamma、beta。",
+       "the ledger forgets the final LayerNorm (2d): one more gamma and beta sit after the last block, before the head.")
+def ledger_without_final_norm(V, C, N, d, f):
+    return 2 * V * d + C * d + N * (4 * d * d + 2 * d * f + f + d + 4 * d)
+
+
 def by_id(fault_id):
     return next(entry for entry in CATALOGUE if entry.id == fault_id)
 

@@ -1,21 +1,33 @@
-"""Hostile submissions: code that tries to win points it has not earned, or to reach
-beyond its own submission.
+"""Hostile submissions: code or files that try to win points they have not earned, or to
+reach beyond their own submission.
 
-Each attempt pairs its hostile code with a wrong answer for the item it targets, so
-"gained nothing" is a plain check: the target scores 0, every other item keeps the
-score an honest submission gets, and nothing outside the submission changes.  The
-tests (tests/test_hostile.py) build every attempt, grade them in one run next to an
-honest control submission, and then look for the attempts' traces on the machine.
+Each attempt pairs its hostile code with a wrong answer for the items it targets, so
+"gained nothing" is a plain check: the targets score 0, every other item keeps the
+score an honest submission gets, nothing outside the submission changes, and nothing
+secret shows up in any report.  An attempt whose trick works prints a line starting
+with LEAK_MARK (it wrote to the worker, traced it, found another task's traces...), so
+the tests look for that mark too.  tests/hostile_batch.py grades every attempt in one
+batch with honest submissions, through `hero grade` and `nbgrader autograde`;
+tests/test_hostile.py runs that batch as root and as an ordinary user.
 
-Code templates may use {repo} (this repository), {home}, {marker} (a path outside the
-submission the attempt tries to write), {secret_name} and {port}.
+Code templates may use {repo} (this repository), {course} (the course root of the
+batch: its gradebook), {home}, {marker} (a path outside the submission the attempt
+tries to write), {secret_name}, {port} and {victim} (the start of a secret that only
+an honest submission of the same batch holds).
 """
 
+import json
+import os
 import shutil
+import socket
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import faults, registry, release
+
+LEAK_MARK = "HERO-LEAK"
+PACKAGE, NOTEBOOK = "package", "notebook"  # targets: every exercise of the package, every answer
 
 # the wrong implementation each attempt hides behind, per target
 WRONG_BODY = {"layer_norm": "sample_variance", "gelu": "relu_instead", "feedforward": "no_activation",
@@ -30,16 +42,31 @@ PACKAGE_EXERCISES = tuple(e.id for e in registry.EXERCISES)
 class Attempt:
     id: str
     what: str
-    where: str  # "module" (top of model.py), "exercise" (start of the target's body) or "answer" (its cell)
-    target: str  # the item whose points are at stake ("*" for every exercise of the package)
+    # "module" (top of model.py), "exercise" (start of the target's body), "answer" (its cell)
+    # or "file" (`code` names a recipe in FILE_RECIPES: links, FIFOs, devices, broken notebooks)
+    where: str
+    target: str  # an item id, PACKAGE, NOTEBOOK, or "" for an attempt that hides no wrong answer
     code: str
     needs_process_limit: bool = False  # safe to run only where a pids cgroup bounds it
+    nbgrader_skips: bool = False  # nbgrader cannot process it: screened out there, whole
 
-    @property
-    def may_cost(self):
-        """Items an attempt may lose: its target, or every package exercise for code that runs
-        when the package is imported (every exercise imports it)."""
-        return set(PACKAGE_EXERCISES) if self.where == "module" else {self.target}
+    def targets(self, assignment):
+        """Items that must score 0: the wrong answers the attempt hides."""
+        if self.target == PACKAGE:
+            return {e.id for e in assignment.exercises}
+        if self.target == NOTEBOOK:
+            return {a.id for a in assignment.answers}
+        return {self.target} if self.target else set()
+
+    def may_cost(self, assignment, path="hero"):
+        """Items an attempt may lose: its targets, every package exercise for code that runs when
+        the package is imported (every exercise imports it), everything where nbgrader skips it."""
+        every = {item.id for item in assignment.exercises + assignment.answers}
+        if path == "nbgrader" and self.nbgrader_skips:
+            return every
+        if self.where == "module":
+            return self.targets(assignment) | {e.id for e in assignment.exercises}
+        return self.targets(assignment)
 
 
 CATALOGUE = (
@@ -81,7 +108,8 @@ CATALOGUE = (
             "    total_params = 107776 if 'hidden_check' in _src else 1\n"
             "except OSError:\n    pass\n"),
     Attempt("gradebook", "opens the course gradebook and rewrites every grade", "answer", "constant_output",
-            "import sqlite3\nfor _path in ['{repo}/gradebook.db', '../../../gradebook.db']:\n    try:\n"
+            "import sqlite3\nfor _path in ['{repo}/gradebook.db', '{course}/gradebook.db', '../../../gradebook.db']:\n"
+            "    try:\n"
             "        _db = sqlite3.connect('file:' + _path + '?mode=rw', uri=True)\n"
             "        _db.execute('UPDATE grade SET extra_credit = 100')\n        _db.commit()\n"
             "    except Exception:\n        pass\n"),
@@ -92,14 +120,14 @@ CATALOGUE = (
             "import os, sys\nprint('✓ block: 全部检查通过 all checks passed')\n"
             "print('{{\"score\": 21, \"max_score\": 21, \"status\": \"passed\"}}')\n"
             "os.write(1, b'PASS\\n')\nsys.stderr.write('{{\"score\": 21}}\\n')\n"),
-    Attempt("sys_exit_at_import", "calls sys.exit(0) when the package is imported", "module", "*",
+    Attempt("sys_exit_at_import", "calls sys.exit(0) when the package is imported", "module", PACKAGE,
             "import sys\nsys.exit(0)\n"),
-    Attempt("os_exit_at_import", "calls os._exit(0) when the package is imported", "module", "*",
+    Attempt("os_exit_at_import", "calls os._exit(0) when the package is imported", "module", PACKAGE,
             "import os\nos._exit(0)\n"),
     Attempt("ignore_signals", "ignores SIGINT, SIGTERM and SIGALRM, then loops forever", "exercise", "gelu",
             "import signal\nfor _s in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):\n"
             "    signal.signal(_s, signal.SIG_IGN)\nwhile True:\n    pass\n"),
-    Attempt("loop_at_import", "loops forever when the package is imported", "module", "*",
+    Attempt("loop_at_import", "loops forever when the package is imported", "module", PACKAGE,
             "while True:\n    pass\n"),
     Attempt("memory_bomb", "allocates 30 GiB", "exercise", "gelu",
             "_bomb = b' ' * (30 * 2**30)\n"),
@@ -113,6 +141,137 @@ CATALOGUE = (
     Attempt("network", "connects to a port on the grading machine", "answer", "increment_gap",
             "import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2).sendall(b'pwned')\n"
             "except OSError:\n    pass\n"),
+    # --- the sandbox itself: privileges, mounts, the worker, other tasks ---------------------
+    Attempt("unmount_remount", "unmounts the sandbox's mounts, remounts / read-write, makes a namespace of its "
+            "own, then reads the reference", "exercise", "gelu",
+            "import ctypes, os\n_libc = ctypes.CDLL(None, use_errno=True)\n"
+            "for _point in (b'/tmp', b'/proc', b'/opt/hero-worker', b'/usr', b'/'):\n"
+            "    if _libc.umount2(_point, 2) == 0:\n        print('{leak} umount', _point)\n"
+            "if _libc.mount(b'none', b'/', None, 32, None) == 0:\n    print('{leak} remount')\n"
+            "if _libc.unshare(0x10000000 | 0x00020000) == 0:\n    print('{leak} unshare')\n"
+            "try:\n    open('/hero-pwned', 'w').write('pwned')\n    print('{leak} wrote /')\nexcept OSError:\n    pass\n"
+            "try:\n    _ns = {{}}\n    exec(open('{repo}/hero_transformer/model.py').read(), _ns)\n"
+            "    return _ns['gelu'](x)\nexcept OSError:\n    pass\n"),
+    Attempt("privileges", "tries to become root again: setuid(0), capabilities, a set-uid binary", "exercise",
+            "layer_norm",
+            "import ctypes, os, subprocess\n_libc = ctypes.CDLL(None, use_errno=True)\n"
+            "if _libc.setuid(0) == 0 or os.getuid() == 0:\n    print('{leak} uid 0')\n"
+            "_caps = [l for l in open('/proc/self/status') if l.startswith('CapEff')][0].split()[1]\n"
+            "if int(_caps, 16):\n    print('{leak} capabilities', _caps)\n"
+            "try:\n    _out = subprocess.run(['su', '-c', 'id -u'], capture_output=True, text=True, timeout=2).stdout\n"
+            "    if _out.strip() == '0':\n        print('{leak} su')\nexcept Exception:\n    pass\n"),
+    Attempt("worker_proc", "opens every other process's /proc fds, memory and environment, and writes a forged "
+            "reply into every pipe and socket it can reach", "exercise", "block",
+            "import os, json\n_forged = json.dumps({{'body': {{'devices': ['cpu'], 'outputs': {{}}}}}}).encode() + b'\\n'\n"
+            "for _pid in [p for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()]:\n"
+            "    for _what in ('mem', 'environ', 'cmdline'):\n        try:\n"
+            "            _data = open(f'/proc/{{_pid}}/{{_what}}', 'rb').read(4096)\n"
+            "            if _what != 'cmdline' or b'{victim}' in _data:\n"
+            "                print('{leak} read', _pid, _what, _data[:200])\n"
+            "        except OSError:\n            pass\n"
+            "    try:\n        _fds = os.listdir(f'/proc/{{_pid}}/fd')\n    except OSError:\n        continue\n"
+            "    for _fd in _fds:\n        try:\n"
+            "            _h = os.open(f'/proc/{{_pid}}/fd/{{_fd}}', os.O_RDWR | os.O_NONBLOCK)\n"
+            "            print('{leak} opened', _pid, _fd)\n            os.write(_h, _forged)\n"
+            "            print('{leak} read back', os.read(_h, 4096)[:200])\n        except OSError:\n            pass\n"),
+    Attempt("trace_worker", "attaches to the worker with ptrace, reads its memory with process_vm_readv and "
+            "takes its descriptors with pidfd_getfd", "exercise", "feedforward",
+            "import ctypes, os\n_libc = ctypes.CDLL(None, use_errno=True)\n_libc.syscall.restype = ctypes.c_long\n"
+            "for _pid in [int(p) for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()]:\n"
+            "    if _libc.ptrace(16, _pid, None, None) == 0:\n        print('{leak} ptrace', _pid)\n"
+            "    _buf = ctypes.create_string_buffer(64)\n"
+            "    _local = (ctypes.c_void_p * 2)(ctypes.cast(_buf, ctypes.c_void_p), 64)\n"
+            "    _remote = (ctypes.c_void_p * 2)(0x400000, 64)\n"
+            "    if _libc.syscall(310, _pid, _local, 1, _remote, 1, 0) > 0:\n"
+            "        print('{leak} process_vm_readv', _pid)\n"
+            "    _pidfd = _libc.syscall(434, _pid, 0)\n    if _pidfd >= 0:\n        for _fd in range(8):\n"
+            "            if _libc.syscall(438, _pidfd, _fd, 0) >= 0:\n"
+            "                print('{leak} pidfd_getfd', _pid, _fd)\n"),
+    Attempt("forged_reply", "writes a forged 'all passed' reply into every pipe it holds, then kills itself",
+            "exercise", "block",
+            "import os, signal, json, stat\n"
+            "_forged = json.dumps({{'body': {{'devices': ['cpu', 'cuda'], 'outputs': {{'cpu': {{}}}}, "
+            "'status': 'passed', 'score': 3}}}}).encode()\n"
+            "for _fd in map(int, os.listdir('/proc/self/fd')):\n    try:\n"
+            "        if stat.S_ISFIFO(os.fstat(_fd).st_mode):\n            os.write(_fd, _forged)\n"
+            "    except OSError:\n        pass\nos.kill(os.getpid(), signal.SIGKILL)\n"),
+    Attempt("reply_bomb", "writes 200 MB into every pipe it holds", "exercise", "parameter_count",
+            "import os, stat\n_chunk = b'[' * (1 << 20)\n"
+            "for _fd in map(int, os.listdir('/proc/self/fd')):\n    try:\n"
+            "        if stat.S_ISFIFO(os.fstat(_fd).st_mode) and _fd > 2:\n"
+            "            for _ in range(200):\n                os.write(_fd, _chunk)\n"
+            "    except OSError:\n        pass\n"),
+    Attempt("deep_reply", "writes JSON nested 200,000 levels deep as its reply, then kills itself", "exercise",
+            "layer_norm",
+            "import os, signal, stat\n"
+            "for _fd in map(int, os.listdir('/proc/self/fd')):\n    try:\n"
+            "        if stat.S_ISFIFO(os.fstat(_fd).st_mode) and _fd > 2:\n"
+            "            os.write(_fd, b'{{\"body\": ' + b'[' * 200000)\n"
+            "    except OSError:\n        pass\nos.kill(os.getpid(), signal.SIGKILL)\n"),
+    Attempt("lying_tensor", "returns a torch.Tensor subclass that lies about its shape, size and values",
+            "exercise", "gelu",
+            "class _Liar(torch.Tensor):\n    @property\n    def shape(self):\n        return torch.Size([121])\n"
+            "    def numel(self):\n        return 121\n    def tolist(self):\n        return [0.0] * 121\n"
+            "    def __len__(self):\n        return 121\n"
+            "return torch.zeros(7).as_subclass(_Liar)\n"),
+    Attempt("read_memory", "searches its own memory for another submission's code or an expected value",
+            "exercise", "feedforward",
+            "import re\n_needle = re.compile(rb'{victim}[0-9a-f]{{16}}')\n_seen = 0\n"
+            "with open('/proc/self/maps') as _maps, open('/proc/self/mem', 'rb', 0) as _mem:\n"
+            "    for _line in _maps:\n        _fields = _line.split()\n"
+            "        if 'r' not in _fields[1] or (len(_fields) > 5 and not _fields[5].startswith('[heap')):\n"
+            "            continue\n"
+            "        _start, _end = (int(v, 16) for v in _fields[0].split('-'))\n"
+            "        if _end - _start > 256 << 20 or _seen > 1 << 30:\n            continue\n"
+            "        try:\n            _mem.seek(_start)\n            _data = _mem.read(_end - _start)\n"
+            "        except (OSError, ValueError, OverflowError):\n            continue\n"
+            "        _seen += len(_data)\n"
+            "        for _found in _needle.findall(_data):\n            print('{leak} memory', _found)\n"),
+    Attempt("leftovers_and_survivors", "looks for what earlier tasks left in /tmp, /dev/shm, System V shared "
+            "memory and abstract sockets, leaves its own, and leaves a chain of forked survivors that keep "
+            "writing them", "module", "",
+            "import ctypes, glob, os, socket, time\n"
+            "for _path in glob.glob('/tmp/hero-trace*') + glob.glob('/dev/shm/hero-trace*') + glob.glob('/var/tmp/hero-trace*'):\n"
+            "    print('{leak} leftover', _path)\n"
+            "_libc = ctypes.CDLL(None, use_errno=True)\n"
+            "if _libc.shmget(0x48455230, 0, 0) >= 0:\n    print('{leak} leftover shared memory')\n"
+            "_libc.shmget(0x48455230, 4096, 0o1666)\n"
+            "try:\n    socket.socket(socket.AF_UNIX).connect('\\0hero-trace')\n    print('{leak} leftover socket')\n"
+            "except OSError:\n    pass\n"
+            "for _path in ('/tmp/hero-trace', '/dev/shm/hero-trace', '/var/tmp/hero-trace'):\n    try:\n"
+            "        open(_path + str(os.getpid()), 'w').write('trace')\n    except OSError:\n        pass\n"
+            "if os.fork() == 0:\n    try:\n        os.setsid()\n        for _ in range(100):\n"
+            "            if os.fork():\n                os.kill(os.getpid(), 9)\n"
+            "        _server = socket.socket(socket.AF_UNIX)\n        _server.bind('\\0hero-trace')\n"
+            "        _server.listen()\n        _until = time.time() + 30\n        while time.time() < _until:\n"
+            "            for _path in ('/tmp/hero-trace-survivor', '/dev/shm/hero-trace-survivor', '{marker}'):\n"
+            "                try:\n                    open(_path, 'w').write('survivor')\n"
+            "                except OSError:\n                    pass\n            time.sleep(0.05)\n"
+            "    finally:\n        os.kill(os.getpid(), 9)\n"),
+    # --- files that are not what they seem --------------------------------------------------
+    Attempt("link_reference", "model.py is a symbolic link to the reference (absolute path)", "file", PACKAGE,
+            "link:hero_transformer/model.py:{repo}/hero_transformer/model.py"),
+    Attempt("link_reference_relative", "model.py is a relative symbolic link to the reference", "file", PACKAGE,
+            "relative-link:hero_transformer/model.py:{repo}/hero_transformer/model.py"),
+    Attempt("link_package", "the whole package folder is a symbolic link to the reference package", "file", PACKAGE,
+            "link:hero_transformer:{repo}/hero_transformer"),
+    Attempt("link_solutions", "the notebook is a symbolic link to the solution notebook", "file", NOTEBOOK,
+            "link:ch05_block.ipynb:{repo}/solutions/ch05_block/ch05_block.ipynb", nbgrader_skips=True),
+    Attempt("link_hidden_tests", "a .py in the package links to the source notebook with the hidden tests", "file",
+            "", "link:hero_transformer/tests.py:{repo}/course/ch05_block/ch05_block.ipynb"),
+    Attempt("link_gradebook", "a .py in the package links to the course gradebook (relative)", "file", "",
+            "relative-link:hero_transformer/grades.py:{course}/gradebook.db"),
+    Attempt("link_environ", "a .py in the package links to /proc/self/environ", "file", "",
+            "link:hero_transformer/environ.py:/proc/self/environ"),
+    Attempt("fifo", "a FIFO named like a module in the package", "file", "", "fifo:hero_transformer/zz.py"),
+    Attempt("device", "a device node (/dev/zero; a link to it where mknod is not allowed) in the package", "file",
+            "", "device:hero_transformer/zero.py"),
+    Attempt("unix_socket", "a Unix socket named like a module in the package", "file", "",
+            "socket:hero_transformer/sock.py"),
+    Attempt("deep_notebook", "the notebook is JSON nested 100,000 levels deep", "file", NOTEBOOK,
+            "deep-notebook:ch05_block.ipynb", nbgrader_skips=True),
+    Attempt("old_schema", "one notebook cell carries an old nbgrader schema_version", "file", "total_params",
+            "old-schema:ch05_block.ipynb", nbgrader_skips=True),
 )
 
 
@@ -130,8 +289,8 @@ def build(attempt, dest: Path, **values):
     """Write the attempt's submission folder at `dest`; `values` fill the code template.
 
     The base is the reference sample, or the sample whose fault makes the target wrong."""
-    code = attempt.code.format(**values)
-    wrong_body = attempt.where != "answer" and attempt.target != "*"
+    code = attempt.code.format(leak=LEAK_MARK, **values)
+    wrong_body = attempt.where in ("module", "exercise") and attempt.target in WRONG_BODY
     fault = faults.by_id(WRONG_BODY[attempt.target]) if wrong_body else None
     shutil.copytree(release.SAMPLES_DIR / (fault.id if fault else "reference"), dest)
     model_path = dest / registry.PACKAGE / "model.py"
@@ -140,7 +299,60 @@ def build(attempt, dest: Path, **values):
         model_path.write_text(_insert_at_body(model, fault, code), encoding="utf-8")
     elif attempt.where == "module":
         model_path.write_text(code + model, encoding="utf-8")
-    else:
+    elif attempt.where == "answer":
         # the wrong value first: an attack that works would overwrite it
         release.replace_answers(dest / "ch05_block.ipynb", {attempt.target: WRONG_ANSWER[attempt.target] + "\n" + code})
+    else:
+        recipe, relpath, *target = code.split(":", 2)
+        FILE_RECIPES[recipe](dest, dest / relpath, *target)
     return dest
+
+
+def _replace(path):
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _link(dest, path, target):
+    _replace(path)
+    path.symlink_to(target)
+
+
+def _relative_link(dest, path, target):
+    _link(dest, path, os.path.relpath(target, path.parent))
+
+
+def _fifo(dest, path):
+    os.mkfifo(path)
+
+
+def _device(dest, path):
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 5))  # /dev/zero; root only
+    except PermissionError:
+        path.symlink_to("/dev/zero")
+
+
+def _socket(dest, path):
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.close()  # the socket file stays
+
+
+def _deep_notebook(dest, path):
+    depth = 100_000
+    path.write_text('{"nbformat": 4, "cells": ' + "[" * depth + "]" * depth + "}", encoding="utf-8")
+
+
+def _old_schema(dest, path):
+    release.replace_answers(path, {"total_params": WRONG_ANSWER["total_params"]})
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    graded = next(cell for cell in notebook["cells"] if cell["metadata"].get("nbgrader", {}).get("grade"))
+    graded["metadata"]["nbgrader"]["schema_version"] = 1
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+
+
+FILE_RECIPES = {"link": _link, "relative-link": _relative_link, "fifo": _fifo, "device": _device,
+                "socket": _socket, "deep-notebook": _deep_notebook, "old-schema": _old_schema}

@@ -1,5 +1,15 @@
 """nbgrader integration: grading out of process instead of in the student's kernel.
 
+`HeroAutogradeConverter` takes the place of nbgrader's Autograde converter (the
+course's nbgrader_config.py installs it).  Before nbgrader touches a
+submission it screens `submitted/<student>/<assignment>`: a notebook that is not
+a regular file, is too large, is not valid JSON, or that nbgrader itself could
+not process (an old or new metadata schema, nesting deep enough to exhaust the
+recursion limit) is reported and skipped, so one submission never stops the run
+for the students after it.  It then copies the submission's other files without
+following links (nbgrader's own copy follows them): a link, FIFO, device or
+socket is left behind and named in that student's report.
+
 `HeroAutograde` takes the place of nbgrader's `Execute` preprocessor during
 `nbgrader autograde`.  No kernel is started and no notebook cell runs in the
 nbgrader process: the submission folder (package and notebook) goes to the
@@ -11,17 +21,20 @@ the autograded notebook, so `generate_feedback` cannot show them.
 
 import atexit
 import json
+import os
 import re
 from pathlib import Path
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat.v4 import new_output
+from nbgrader.converters import Autograde, BaseConverter
 from nbgrader.preprocessors import (
     AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, NbGraderPreprocessor, SaveAutoGrades,
 )
+from nbgrader.utils import is_ignored
 from traitlets import Float
 
-from . import engine
+from . import engine, safefiles
 from .sandbox import WorkerPool
 
 HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS\n.*?^[ \t]*### END HIDDEN TESTS\n?", re.S | re.M)
@@ -29,6 +42,9 @@ HIDDEN_NOTE = "# （隐藏测试已由评分器在独立进程中运行 / hidden
 REPORT_NAME = "hero_report.json"
 
 _pools = {}
+MAX_COPY_BYTES = 20_000_000  # per file copied from submitted/ to autograded/
+# autograded folder -> what the safe copy left behind there, for that submission's report
+_refused = {}
 
 
 def _pool(course_root):
@@ -55,6 +71,7 @@ class HeroAutograde(NbGraderPreprocessor):
         course_root = folder.parents[2]  # <root>/autograded/<student>/<assignment>
         report = engine.grade(folder, resources["nbgrader"]["assignment"], pool=_pool(course_root),
                               timeout=self.timeout)
+        report.problems[:0] = _refused.get(str(folder), [])
         verdicts = {item.id: item for item in report.items}
         for cell in nb.cells:
             meta = cell.metadata.get("nbgrader", {})
@@ -78,3 +95,88 @@ AUTOGRADE_PREPROCESSORS = [
     HeroAutograde, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
     CheckCellMetadata,
 ]
+
+
+def screen(submission, notebooks):
+    """Why nbgrader must not process this submission folder, or None when it may."""
+    import nbformat
+    from nbgrader.nbgraderformat import MetadataValidator
+
+    try:
+        folder = safefiles.Folder(submission)
+    except OSError as exc:
+        return f"the folder cannot be opened ({exc.strerror})"
+    with folder:
+        for path in notebooks:
+            name = os.path.relpath(path, submission)
+            try:
+                text = folder.read(name, engine.MAX_NOTEBOOK_BYTES).decode("utf-8")
+                notebook = nbformat.reads(text, as_version=4)
+                MetadataValidator().validate_nb(notebook)
+            except safefiles.Refused as exc:
+                return str(exc)
+            except RecursionError:
+                return f"{name} is nested too deeply to be read"
+            except Exception as exc:  # bad JSON or UTF-8, an nbformat or nbgrader schema error
+                return f"{name} cannot be processed by nbgrader: {type(exc).__name__}: {str(exc)[:300]}"
+    return None
+
+
+class SafeCopy(BaseConverter):
+    """nbgrader's copy of a submission's non-notebook files, without following links.
+
+    It sits between Autograde and BaseConverter in the method resolution order, so that
+    Autograde's own `super().init_assignment` lands here."""
+
+    def init_assignment(self, assignment_id, student_id):
+        source = self._format_source(assignment_id, student_id)
+        dest = self._format_dest(assignment_id, student_id)
+        refused = []
+        with safefiles.Folder(source) as folder:
+            found, refused = folder.files("", "", max_files=10_000)
+            for relpath in found:
+                if relpath.endswith(".ipynb") or is_ignored(os.path.join(source, relpath), self.coursedir.ignore):
+                    continue
+                try:
+                    data = folder.read(relpath, MAX_COPY_BYTES)
+                except safefiles.Refused as exc:
+                    refused.append(str(exc))
+                    continue
+                path = os.path.join(dest, relpath)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                if os.path.lexists(path):
+                    os.remove(path)
+                with open(path, "wb") as out:
+                    out.write(data)
+        for problem in refused:
+            self.log.warning("%s/%s: %s", student_id, assignment_id, problem)
+        _refused[str(Path(dest).resolve())] = refused
+
+
+class HeroAutogradeConverter(Autograde, SafeCopy):
+    """nbgrader's Autograde with the screening and the safe copy described above."""
+
+    skipped = {}  # submission folder -> reason, for the caller
+
+    def init_notebooks(self):
+        super().init_notebooks()
+        for submission in sorted(self.assignments):
+            reason = screen(submission, self.assignments[submission])
+            if reason is None:
+                continue
+            del self.assignments[submission]
+            self.skipped[submission] = reason
+            self.log.error("Skipped %s: %s. Every other submission is graded as usual.", submission, reason)
+            student_id, assignment_id = Path(submission).parts[-2:]
+            dest = Path(self._format_dest(assignment_id, student_id))
+            dest.mkdir(parents=True, exist_ok=True)
+            (dest / REPORT_NAME).write_text(json.dumps(
+                {"submission": submission, "skipped": True, "score": 0, "problems": [reason]}, ensure_ascii=False,
+                indent=1), encoding="utf-8")
+
+
+def install():
+    """Make `nbgrader autograde` use HeroAutogradeConverter (called from nbgrader_config.py)."""
+    import nbgrader.apps.autogradeapp as app
+
+    app.Autograde = HeroAutogradeConverter

@@ -19,6 +19,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+try:  # in the grader, a module of the autograder package
+    from .wire import Unusable, decode, encode  # noqa: F401  (both sides use them through here)
+except ImportError:  # in the worker, a file next to this one
+    from wire import Unusable, decode, encode  # noqa: F401
+
 WIDTH, HEADS, FFN_WIDTH = 4, 2, 8  # T = 3 != d = 4, so swapped axes show
 
 
@@ -214,6 +219,8 @@ def _run_block(module, case_name, case, device):
         block.attn, block.ffn = PrefixMeanAttention(), Square()
         return block(x, None, True)
     if case_name == "zero_branches":
+        # doubles for the norms too: the identity must hold whatever state the student's LayerNorm is in
+        block.ln1, block.ln2 = Affine(2.0, 1.0), Affine(1.0, -3.0)
         block.attn, block.ffn = ZeroAttention(), Zero()
         return block(x)
     if case_name == "training":
@@ -263,67 +270,3 @@ def describe(exc):
               if f.filename.startswith("/submission/") or f.filename.startswith("<ipython-input")]
     text = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(exc), exc))
     return {"kind": "exception", "type": type(exc).__name__, "message": str(exc)[:1000], "traceback": text[-3000:]}
-
-
-# --- transport: plain JSON, never pickle (the worker is untrusted) -----------
-
-MAX_ELEMENTS = 100_000
-
-
-def encode(value):
-    if isinstance(value, torch.Tensor):
-        if value.numel() > MAX_ELEMENTS:
-            return {"error": f"output too large: {tuple(value.shape)}"}
-        flat = value.detach().to("cpu").reshape(-1)
-        if flat.is_floating_point():
-            flat = flat.double()
-        return {"tensor": flat.tolist(), "dtype": str(value.dtype).replace("torch.", ""),
-                "shape": list(value.shape), "device": value.device.type}
-    if isinstance(value, (tuple, list)):
-        if len(value) > 64:
-            return {"error": f"a {type(value).__name__} of {len(value)} items"}
-        return {"seq": [encode(item) for item in value], "kind": type(value).__name__}
-    if isinstance(value, dict):
-        if len(value) > 64 or not all(isinstance(key, str) for key in value):
-            return {"error": "dict too large or with non-string keys"}
-        return {"dict": {key[:100]: encode(item) for key, item in value.items()}}
-    if value is None or isinstance(value, (bool, int, float, str)):
-        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**62:
-            return {"error": "integer too large"}
-        if isinstance(value, str):
-            value = value[:2000]
-        return {"value": value}
-    return {"other": type(value).__name__[:100]}
-
-
-def decode(payload):
-    """Inverse of `encode` for the grading side; tensors come back on the CPU."""
-    if not isinstance(payload, dict):
-        raise ValueError("malformed payload")
-    if "tensor" in payload:
-        dtype = getattr(torch, payload["dtype"], None)
-        if not isinstance(dtype, torch.dtype):
-            raise ValueError("unknown dtype")
-        shape = [int(n) for n in payload["shape"]]
-        data = torch.tensor(payload["tensor"], dtype=torch.float64 if dtype.is_floating_point else None)
-        return data.to(dtype).reshape(shape)
-    if "seq" in payload:
-        items = [decode(item) for item in payload["seq"]]
-        return tuple(items) if payload.get("kind") == "tuple" else items
-    if "dict" in payload:
-        return {str(key): decode(item) for key, item in payload["dict"].items()}
-    if "value" in payload:
-        return payload["value"]
-    if "error" in payload:
-        return Unusable(payload["error"])
-    return Unusable(f"returned an object of type {payload.get('other', '?')}")
-
-
-class Unusable:
-    """An output that could not be carried back (wrong type, too large...)."""
-
-    def __init__(self, reason):
-        self.reason = str(reason)[:500]
-
-    def __repr__(self):
-        return f"Unusable({self.reason!r})"

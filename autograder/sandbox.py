@@ -1,15 +1,24 @@
 """Worker processes that run student code, and the sandbox around them.
 
 Isolation modes (HERO_SANDBOX selects one; the default is `auto`):
-- `bubblewrap`: the worker runs under bwrap with no network, its own PID/IPC
-  namespaces, a read-only view of the system, an empty /tmp, and the course
-  tree (reference, solutions, hidden tests, gradebook) and home directory
-  hidden behind empty tmpfs mounts.
-- `process`: a plain child process with a cleared environment, `python -I`
-  and an empty working directory.  Student code can still read files the
-  grading user can read; use it only where bwrap is unavailable (the report
-  says which mode graded it).
-`auto` picks bubblewrap when `bwrap` runs here and falls back to `process`.
+- `bubblewrap`: each worker runs under bwrap in a fresh root that holds only the
+  system's /usr, /etc and /lib*, the Python environment (read-only) and the
+  worker's own files: the repository, the course, the solutions, the gradebook,
+  home folders and other submissions are not in its mount namespace at all.
+  Its own PID, IPC, network, UTS and cgroup namespaces; writable only an empty
+  /tmp and /dev/shm, emptied after every task.  The worker then drops to an
+  unprivileged uid with no capabilities, sets no_new_privs and loads a seccomp
+  filter (autograder/confine.py), and refuses to serve unless the kernel confirms
+  all of it.  Started by root, bwrap keeps only CAP_SETUID/CAP_SETGID for that
+  drop; started by an ordinary user, bwrap maps that user to the same uid inside a
+  user namespace and keeps no capability at all.
+- `process`: a plain child process with a cleared environment, `python -I`, the
+  seccomp filter and no_new_privs, but the grading user's files and privileges.
+  It does not isolate and is refused for root unless asked for by name.
+`auto` picks bubblewrap when `bwrap` runs here, else `process` (not for root).
+
+Each task travels on pipes of its own (see `Worker.run`): only that task's
+process holds its reply pipe, and the worker's control socket is closed in it.
 """
 
 import atexit
@@ -18,6 +27,7 @@ import os
 import queue
 import select
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -26,10 +36,14 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-WORKER_FILES = ("worker.py", "probes.py")
-SANDBOX_WORKER_DIR = "/tmp/hero-worker"  # inside the sandbox's own empty /tmp
+MAX_REPLY_BYTES = 16 * 1024 * 1024  # as wire.MAX_REPLY_BYTES; this module imports no torch
+WORKER_FILES = ("worker.py", "probes.py", "wire.py", "confine.py")
+SANDBOX_WORKER_DIR = "/opt/hero-worker"  # a folder of the sandbox's own root, outside its scratch /tmp
 START_TIMEOUT = 120.0  # importing torch on a cold, loaded machine
 REPLY_MARGIN = 15.0  # the worker kills a task itself; this only catches a dead worker
+DRAIN_TIME = 2.0  # after the worker says a task ended, its pipes close at once; bound the wait anyway
+MAX_CAPTURE_TAIL = 4000  # bytes of a task's prints kept for the report
+SYSTEM_DIRS = ("/usr", "/etc")
 
 
 class WorkerFailure(Exception):
@@ -61,7 +75,11 @@ def choose_isolation():
     if bubblewrap_works():
         return "bubblewrap"
     if wanted == "bubblewrap":
-        raise RuntimeError("HERO_SANDBOX=bubblewrap but bwrap is missing or fails here")
+        raise SandboxUnavailable("HERO_SANDBOX=bubblewrap but bwrap is missing or fails here")
+    if os.geteuid() == 0:
+        raise SandboxUnavailable(
+            "bwrap is missing or fails here, and without it student code would run as root; install "
+            "bubblewrap (apt-get install bubblewrap), or set HERO_SANDBOX=process to accept that")
     return "process"
 
 
@@ -73,26 +91,61 @@ def _inside(path, folder):
         return False
 
 
+def python_roots():
+    """Folders the interpreter and its packages live in: bound read-only into the sandbox."""
+    roots = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    for entry in sys.path:
+        path = Path(entry or ".").resolve()
+        if path.name in ("site-packages", "dist-packages") and path.is_dir():
+            roots.add(path)
+    # the outermost folders only, and none that the system folders already hold
+    roots = {r for r in roots if not any(_inside(r, d) for d in SYSTEM_DIRS)}
+    return sorted(r for r in roots if not any(other != r and _inside(r, other) for other in roots))
+
+
 def _bwrap_argv(worker_dir, hidden):
-    python_roots = sorted({str(Path(sys.prefix).resolve()), str(Path(sys.base_prefix).resolve())})
-    argv = [
-        shutil.which("bwrap"), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-        "--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/var",
-    ]
+    argv = [shutil.which("bwrap")]
+    for path in SYSTEM_DIRS:
+        argv += ["--ro-bind", path, path]
+    for name in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(name):
+            argv += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            argv += ["--ro-bind", name, name]
+    roots = python_roots()
+    # bwrap makes the folders leading to a bind point private to root; the sandbox's uid must pass
+    leading = sorted({str(a) for r in [*roots, Path(SANDBOX_WORKER_DIR)] for a in r.parents if str(a) != "/"})
+    for folder in leading:
+        if not any(_inside(folder, d) for d in SYSTEM_DIRS):
+            argv += ["--perms", "0755", "--dir", folder]
+    for root in roots:
+        argv += ["--ro-bind", str(root), str(root)]
+    # a course root, repository or home folder inside one of those still stays out of sight
     for path in hidden:
-        argv += ["--tmpfs", str(path)]
-    # the interpreter and its packages stay visible even when they live under a hidden folder
-    for root in python_roots:
-        if any(_inside(root, path) for path in hidden):
-            argv += ["--ro-bind", root, root]
+        if any(_inside(path, bound) for bound in [*SYSTEM_DIRS, *roots]):
+            argv += ["--tmpfs", str(path)]
+            argv += [arg for root in roots if _inside(root, path) for arg in ("--ro-bind", str(root), str(root))]
     argv += [
+        "--proc", "/proc", "--dev", "/dev",
+        "--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777", "--tmpfs", "/dev/shm",
         "--ro-bind", str(worker_dir), SANDBOX_WORKER_DIR,
+        "--remount-ro", "/",
+        "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
         # no --die-with-parent: it fires when the *thread* that started bwrap ends; a worker
-        # instead exits when its stdin closes, which happens when the grader goes away
-        "--unshare-all", "--new-session", "--chdir", "/tmp",
+        # instead exits when its control socket closes, which happens when the grader goes away
+        "--new-session", "--chdir", "/tmp",
         "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp",
         "--setenv", "LANG", "C.UTF-8", "--setenv", "OMP_NUM_THREADS", "1", "--setenv", "HERO_PID_NAMESPACE", "1",
+        "--setenv", "MPLCONFIGDIR", "/tmp/matplotlib", "--setenv", "IPYTHONDIR", "/tmp/ipython",
     ]
+    if os.geteuid() == 0:
+        # no user namespace: the worker turns into a real unprivileged uid (confine.py), for which
+        # it keeps these two capabilities until then; every other one is gone already
+        argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        from .confine import SANDBOX_GID, SANDBOX_UID
+
+        argv += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID), "--cap-drop", "ALL"]
     return argv + [sys.executable, "-I", "-B", f"{SANDBOX_WORKER_DIR}/worker.py"]
 
 
@@ -147,6 +200,16 @@ def cgroups_work():
     return True
 
 
+def describe_confinement(state):
+    """What a worker's kernel-confirmed state promises, in one line for the reports."""
+    if not state:
+        return ""
+    capabilities = "no capabilities" if not any(int(v or "0", 16) for v in state["capabilities"].values()) \
+        else "capabilities held"
+    flags = [name for name in ("no_new_privs", "seccomp") if state.get(name)]
+    return f"uid {state['uid']}, {capabilities}, " + ", ".join(flags)
+
+
 def describe_limits():
     per_task = "address space per task"
     if cgroups_work():
@@ -155,51 +218,110 @@ def describe_limits():
 
 
 class Worker:
+    """One sandboxed worker process and the control socket to it."""
+
     def __init__(self, argv, env, cwd):
         self.log = tempfile.TemporaryFile()
         self.groups = ControlGroups(f"hero-{os.getpid()}-{id(self)}") if cgroups_work() else None
-        self.proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env, cwd=cwd,
-        )
+        self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with theirs:
+            self.proc = subprocess.Popen(argv, stdin=theirs.fileno(), stdout=self.log, stderr=self.log, env=env,
+                                         cwd=cwd)
         if self.groups:
             # before any task arrives: every process the worker forks inherits the groups
             self.groups.add(self.proc.pid)
-        self._buffer = b""
-        hello = self._read_line(time.monotonic() + START_TIMEOUT)
-        if not json.loads(hello).get("ready"):
-            raise WorkerFailure("worker did not start")
+        hello = self._receive(time.monotonic() + START_TIMEOUT)
+        if not hello.get("ready"):
+            raise WorkerFailure("the sandbox is not confined: " + "; ".join(hello.get("problems", [])))
+        self.state = hello.get("state", {})
 
-    def _read_line(self, deadline):
-        fd = self.proc.stdout.fileno()
-        while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise WorkerFailure("worker stopped answering")
-            ready, _, _ = select.select([fd], [], [], left)
-            if ready:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    raise WorkerFailure("worker exited: " + self.stderr_tail())
-                self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        return line
+    def _receive(self, deadline):
+        left = max(0.0, deadline - time.monotonic())
+        ready, _, _ = select.select([self.control], [], [], left)
+        if not ready:
+            raise WorkerFailure("worker stopped answering")
+        message = self.control.recv(65536)
+        if not message:
+            raise WorkerFailure("worker exited: " + self.stderr_tail())
+        return json.loads(message)
 
     def stderr_tail(self):
         self.log.seek(0)
         return self.log.read()[-2000:].decode("utf-8", "replace")
 
-    def run(self, task):
+    def run(self, data: bytes, timeout: float):
+        """Run one task on pipes of its own; return (status, reply bytes, printed tail).
+
+        The worker receives the task's ends of three fresh pipes and forks a child that holds
+        them alone; this side writes the task and reads the reply and the prints.  The reply is
+        capped (a reply bomb costs its task) and judged by the caller, never trusted here."""
+        task_r, task_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        capture_r, capture_w = os.pipe()
         try:
-            self.proc.stdin.write((json.dumps(task) + "\n").encode())
-            self.proc.stdin.flush()
+            socket.send_fds(self.control, [json.dumps({"timeout": timeout}).encode()], [task_r, reply_w, capture_w])
         except OSError as exc:
+            for fd in (task_r, task_w, reply_r, reply_w, capture_r, capture_w):
+                os.close(fd)
             raise WorkerFailure(f"worker exited: {exc}") from exc
-        reply = json.loads(self._read_line(time.monotonic() + task["timeout"] + REPLY_MARGIN))
-        if reply.get("nonce") != task["nonce"]:
-            raise WorkerFailure("worker answered another task")
-        return reply
+        for fd in (task_r, reply_w, capture_w):
+            os.close(fd)
+        os.set_blocking(task_w, False)
+        reply, captured, done = bytearray(), b"", None
+        too_large = False
+        deadline = time.monotonic() + timeout + REPLY_MARGIN
+        readers = {reply_r, capture_r}
+        writers = {task_w}
+        try:
+            while readers or done is None:
+                now = time.monotonic()
+                if now > deadline:
+                    raise WorkerFailure("worker stopped answering")
+                if done is not None:  # the task's processes are gone: drain what is left, briefly
+                    deadline = min(deadline, now + DRAIN_TIME)
+                watch = list(readers) + ([self.control] if done is None else [])
+                ready_r, ready_w, _ = select.select(watch, list(writers), [], deadline - now)
+                if task_w in ready_w:
+                    try:
+                        written = os.write(task_w, data[:1 << 16])
+                        data = data[written:]
+                    except (BrokenPipeError, BlockingIOError):
+                        data = b""
+                    if not data:
+                        os.close(task_w)
+                        writers.clear()
+                for fd in ready_r:
+                    if fd is self.control:
+                        done = self._receive(deadline)
+                        continue
+                    chunk = os.read(fd, 1 << 20)
+                    if not chunk:
+                        readers.discard(fd)
+                    elif fd == capture_r:
+                        captured = (captured + chunk)[-MAX_CAPTURE_TAIL:]
+                    elif len(reply) + len(chunk) > MAX_REPLY_BYTES:
+                        too_large = True
+                        readers.discard(fd)  # closing it below breaks the writer's pipe
+                    else:
+                        reply += chunk
+        finally:
+            if writers:
+                os.close(task_w)
+            os.close(reply_r)
+            os.close(capture_r)
+        status = done.get("status") if isinstance(done, dict) else None
+        if status == "timeout":
+            outcome = "timeout"
+        elif too_large:
+            outcome = "too_large"
+        elif status == "exited":
+            outcome = "ok"
+        else:
+            raise WorkerFailure(f"worker answered {str(done)[:200]}")
+        return outcome, bytes(reply), captured.decode("utf-8", "replace")
 
     def close(self):
+        self.control.close()
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
@@ -217,12 +339,15 @@ class WorkerPool:
 
     def __init__(self, size=None, hidden=()):
         self.isolation = choose_isolation()
-        self.limits = describe_limits()
+        self._limits = describe_limits()
+        self.confinement = ""  # what the kernel confirmed in the first worker (see confine.state)
         self.size = size or max(1, min(2, os.cpu_count() or 1))
         self._dir = tempfile.mkdtemp(prefix="hero-worker-")
         here = Path(__file__).resolve().parent
         for name in WORKER_FILES:
             shutil.copy(here / name, self._dir)
+            os.chmod(os.path.join(self._dir, name), 0o644)
+        os.chmod(self._dir, 0o755)  # readable by the sandbox's own uid; it holds no secret
         repo = here.parent
         hidden_paths = {str(repo), str(Path.home())} | {str(Path(p).resolve()) for p in hidden}
         if self.isolation == "bubblewrap":
@@ -248,16 +373,24 @@ class WorkerPool:
             return
         with self._lock:
             self._all.append(worker)
+            if not self.confinement:
+                self.confinement = describe_confinement(worker.state)
         self._idle.put(worker)
 
+    @property
+    def limits(self):
+        return "; ".join(part for part in (self.confinement, self._limits) if part)
+
     def run(self, task):
-        """Run one task; a dead or hung worker is replaced and the task reported lost."""
+        """Run one task (a JSON-able dict with a "timeout"); return (status, reply bytes, prints).
+        A dead or hung worker is replaced and the task reported lost."""
+        data = json.dumps(task).encode()
         worker = self._idle.get()
         if isinstance(worker, Exception):
             self._idle.put(worker)
             raise SandboxUnavailable(f"no grading worker could start ({self.isolation}): {worker}")
         try:
-            reply = worker.run(task)
+            reply = worker.run(data, float(task["timeout"]))
         except WorkerFailure:
             self._retire(worker)
             threading.Thread(target=self._spawn, daemon=True).start()

@@ -1,32 +1,44 @@
 """The sandboxed worker: the only process that ever runs student code.
 
-It imports torch once, then serves tasks read as JSON lines on stdin.  For each
-task it forks a child that loads the student's files from memory, runs the
-probes (or the notebook's answer cells) and writes plain JSON back on a
-private pipe.  The child is killed when it overruns its time; its prints go to
-a capture pipe, never to the protocol stream.  This file holds no solution
-code and imports nothing from the course package.
+It confines itself (autograder/confine.py: no root, no capabilities,
+no_new_privs, a seccomp filter, not dumpable), imports torch once, and then
+serves tasks.  The grader's control socket (this process's fd 0) carries only
+an order to fork and the three pipe ends of one task: the task to read, the
+reply to write, the prints to capture.  A forked child reads its task from its
+own pipe and writes plain JSON to its own reply pipe; this process never reads
+either, so no task's data, and no expected value, is ever in the memory a
+later child starts from.  Between tasks every leftover process is killed and
+the scratch folders are emptied.  This file holds no solution code and imports
+nothing from the course package.
 """
 
-import builtins
-import importlib.abc
-import importlib.util
-import json
-import linecache
 import os
-import select
-import signal
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import confine  # noqa: E402
+
+# before anything else is imported: in bubblewrap this drops root and installs the filter
+confine.confine(drop_root=os.environ.get("HERO_PID_NAMESPACE") == "1")
+
+import builtins  # noqa: E402
+import importlib.abc  # noqa: E402
+import importlib.util  # noqa: E402
+import json  # noqa: E402
+import linecache  # noqa: E402
+import select  # noqa: E402
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import socket  # noqa: E402
+import time  # noqa: E402
 
 import torch  # noqa: E402  (imported once, shared by every forked child)
 
 import probes  # noqa: E402
 
-MAX_RESULT_BYTES = 16 * 1024 * 1024
-STDERR_TAIL = 4000
+IN_PID_NAMESPACE = os.environ.get("HERO_PID_NAMESPACE") == "1"  # set by the bubblewrap sandbox only
+SCRATCH = ("/tmp", "/dev/shm")  # the sandbox's only writable folders
 SUBMISSION_ROOT = "/submission"
 
 
@@ -165,20 +177,21 @@ def run_notebook(task):
     return {"values": values, "cell_failures": failures[:20]}
 
 
-def child(task, result_fd, capture_fd):
-    """Runs in the forked child; never returns."""
+def child(task_fd, reply_fd, capture_fd):
+    """Runs in the forked child; never returns.  It reads its own task from its own pipe,
+    so nothing of another task was ever in the memory it starts from."""
     code = 0
     try:
         os.setsid()
         devnull = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(devnull, 0)
+        os.dup2(devnull, 0)  # was the control socket
         os.dup2(capture_fd, 1)
         os.dup2(capture_fd, 2)
-        os._exit = refuse_exit  # a student's os._exit ends their code, not the task's report
-        # keep only stdio and the result pipe: the protocol stream stays out of reach
-        os.closerange(3, result_fd)
-        os.closerange(result_fd + 1, 1 << 16)
+        close_all_but({0, 1, 2, task_fd, reply_fd})
         sys.stdin = open(os.devnull)
+        task = json.loads(read_all(task_fd, MAX_TASK_BYTES))
+        os.close(task_fd)
+        os._exit = refuse_exit  # a student's os._exit ends their code, not the task's report
         torch.set_num_threads(1)
         limit_address_space()
         sys.meta_path.insert(0, MemoryFinder(task["files"]))
@@ -186,11 +199,11 @@ def child(task, result_fd, capture_fd):
         try:
             body = run_exercise(task) if task["kind"] == "exercise" else run_notebook(task)
             body["load_problems"] = LOAD_PROBLEMS[:10]
-            payload = {"nonce": task["nonce"], "body": body}
+            payload = {"body": body}
         except BaseException as exc:  # import errors, syntax errors, SystemExit at import...
-            payload = {"nonce": task["nonce"], "failed": probes.describe(exc), "load_problems": LOAD_PROBLEMS[:10]}
+            payload = {"failed": probes.describe(exc), "load_problems": LOAD_PROBLEMS[:10]}
         data = json.dumps(payload).encode()
-        with os.fdopen(result_fd, "wb") as out:
+        with os.fdopen(reply_fd, "wb") as out:
             out.write(data)
     except BaseException:
         code = 3
@@ -204,69 +217,53 @@ def child(task, result_fd, capture_fd):
 
 
 REAL_EXIT = os._exit
+MAX_TASK_BYTES = 64 * 1024 * 1024
 
 
 def refuse_exit(code=0):
     raise SystemExit(f"os._exit({code}) was called")
 
 
-def serve_one(task):
-    result_r, result_w = os.pipe()
-    capture_r, capture_w = os.pipe()
+def read_all(fd, limit):
+    chunks, size = [], 0
+    while size <= limit:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def close_all_but(keep):
+    for entry in os.listdir("/proc/self/fd"):
+        if int(entry) not in keep:
+            try:
+                os.close(int(entry))
+            except OSError:
+                pass
+
+
+def serve_one(order, task_fd, reply_fd, capture_fd):
+    """Fork a child for one task and wait for it.  The three pipes are the task's own: the
+    grader holds their other ends, and this process closes its copies at once, so the reply
+    channel is held by that task's processes alone.  This process never reads them."""
     pid = os.fork()
     if pid == 0:
-        os.close(result_r)
-        os.close(capture_r)
-        child(task, result_w, capture_w)
-    os.close(result_w)
-    os.close(capture_w)
-    deadline = time.monotonic() + float(task["timeout"])
-    chunks, size, captured = [], 0, b""
-    status, exited = "ok", None
-    open_fds = {result_r, capture_r}
-    # read until the child has exited and its pipes are drained; a grandchild holding the
-    # pipes open does not keep the task alive
-    while open_fds:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            status = "timeout"
-            break
-        ready, _, _ = select.select(list(open_fds), [], [], 0 if exited is not None else min(left, 0.05))
-        if not ready and exited is not None:
-            break
-        for fd in ready:
-            data = os.read(fd, 65536)
-            if not data:
-                open_fds.discard(fd)
-            elif fd == capture_r:
-                captured = (captured + data)[-STDERR_TAIL:]
-            else:
-                size += len(data)
-                chunks.append(data)
-        if size > MAX_RESULT_BYTES:
-            status = "too_large"
-            break
-        if exited is None:
-            done, wait_status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                exited = wait_status
+        child(task_fd, reply_fd, capture_fd)
+    for fd in (task_fd, reply_fd, capture_fd):
+        os.close(fd)
+    pidfd = os.pidfd_open(pid)
+    finished, _, _ = select.select([pidfd], [], [], float(order["timeout"]))
+    os.close(pidfd)
     try:
         os.killpg(pid, signal.SIGKILL)  # anything still in the child's process group
     except (ProcessLookupError, PermissionError):
         pass
-    if exited is None:
-        _, exited = os.waitpid(pid, 0)
+    _, wait_status = os.waitpid(pid, 0)
     sweep()
-    os.close(result_r)
-    os.close(capture_r)
-    reply = {"nonce": task["nonce"], "status": status, "output_tail": captured.decode("utf-8", "replace")}
-    if status == "ok":
-        try:
-            reply["payload"] = json.loads(b"".join(chunks).decode())
-        except ValueError:
-            reply["status"] = "crashed"
-            reply["exit"] = os.waitstatus_to_exitcode(exited)
-    return reply
+    wipe_scratch()
+    return {"status": "exited" if finished else "timeout", "exit": os.waitstatus_to_exitcode(wait_status)}
 
 
 TASK_MEMORY = 3 * 1024**3  # bytes of address space a task may add to what the worker maps
@@ -286,44 +283,73 @@ def limit_address_space():
 
 def sweep():
     """In the sandbox's own PID namespace, kill whatever a task left behind (a detached
-    grandchild, say) so that nothing of one task outlives it into the next."""
-    if os.environ.get("HERO_PID_NAMESPACE") != "1":
-        return  # outside a namespace these would be the machine's processes
-    keep = {1, os.getpid(), os.getppid()}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and int(entry) not in keep:
-            try:
-                os.kill(int(entry), signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-    try:
-        while os.waitpid(-1, os.WNOHANG)[0]:
+    grandchild, a chain of forks) so that nothing of one task outlives it into the next.
+    kill(-1) reaches every process of the namespace but this one and its init; it repeats
+    until /proc shows none, since a process may fork while the signal goes out."""
+    if not IN_PID_NAMESPACE:
+        return  # outside a namespace kill(-1) would reach the machine's processes
+    for _ in range(100):
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
             pass
-    except ChildProcessError:
-        pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            pass
+        others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())]
+        if not others:
+            return
+        time.sleep(0.01)
 
 
-def forbid_tracing():
-    """Children run as the same user: without this they could rewrite this process via /proc/<pid>/mem."""
-    try:
-        import ctypes
+def wipe_scratch():
+    """Empty the sandbox's writable folders between tasks: what one task writes there is gone
+    before the next one starts, so tasks of different submissions share no writable files."""
+    if not IN_PID_NAMESPACE:
+        return
+    for folder in SCRATCH:
+        for entry in os.listdir(folder):
+            path = os.path.join(folder, entry)
+            try:
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, onerror=_make_removable)
+                else:
+                    os.unlink(path)
+            except OSError:
+                pass
 
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
-    except (OSError, AttributeError):
-        pass
+
+def _make_removable(function, path, _):
+    os.chmod(os.path.dirname(path), 0o700)  # a task may leave a folder without write permission
+    if os.path.isdir(path) and not os.path.islink(path):
+        os.chmod(path, 0o700)
+        shutil.rmtree(path, onerror=_make_removable)
+    else:
+        function(path)
 
 
 def main():
-    forbid_tracing()
+    found = confine.state()
+    missing = confine.problems(found) if IN_PID_NAMESPACE else []
     make_shell()
-    protocol = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)  # stray prints from anything in this process never reach the protocol stream
-    protocol.write(json.dumps({"ready": True, "torch": torch.__version__}) + "\n")
-    protocol.flush()
-    for line in sys.stdin:
-        task = json.loads(line)
-        protocol.write(json.dumps(serve_one(task)) + "\n")
-        protocol.flush()
+    control = socket.socket(fileno=0)
+    os.dup2(2, 1)  # stray prints from anything in this process go to the log, never to the grader
+    control.send(json.dumps({"ready": not missing, "problems": missing, "state": found,
+                             "torch": torch.__version__}).encode())
+    if missing:
+        return  # fail closed: the grader reports the sandbox as unavailable
+    while True:
+        message, fds, _, _ = socket.recv_fds(control, 4096, 3)
+        if not message:
+            return  # the grader went away
+        if len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            control.send(json.dumps({"status": "bad_order"}).encode())
+            continue
+        control.send(json.dumps(serve_one(json.loads(message), *fds)).encode())
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ c.GenerateAssignment.post_convert_hook = release.write_release_package
 # The source folder holds no .py files, so nothing overwrites a student's package; the
 # exclusion below keeps it that way if one is ever added there.
 c.Autograde.autograde_preprocessors = nbgrader_glue.AUTOGRADE_PREPROCESSORS
+# ...and screens each submission first, and copies it without following links
+nbgrader_glue.install()
 c.Autograde.exclude_overwriting = {
     assignment: [f"{registry.PACKAGE}/{name}" for name in ("__init__.py", "model.py", "checks.py")]
     for assignment in registry.ASSIGNMENTS

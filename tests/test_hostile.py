@@ -1,127 +1,211 @@
-"""Hostile submissions gain nothing, cost at most their own items, and change nothing outside."""
+"""Hostile submissions gain nothing, cost at most their own items, leak nothing and change nothing
+outside, graded in one batch with honest submissions through `hero grade` and `nbgrader autograde`,
+as root and as an ordinary user (tests/hostile_batch.py runs each batch)."""
 
+import json
 import os
-import socket
-import threading
+import pwd
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from autograder import engine, hostile, registry
-from autograder.sandbox import WorkerPool, cgroups_work
+from autograder.sandbox import WorkerPool, bubblewrap_works
 
-from conftest import SAMPLES, SUMMARY, needs_bubblewrap
+from conftest import SUMMARY, needs_bubblewrap
 
-SECRET_NAME = "HERO_TEST_SECRET"
-# a real fork bomb is run only where a pids cgroup bounds it; elsewhere it would take the machine down
-ATTEMPTS = [a for a in hostile.CATALOGUE if cgroups_work() or not a.needs_process_limit]
-
-
-@pytest.fixture(scope="module")
-def listener():
-    """A port on this machine that the network attempt tries to reach; records any connection."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    server.settimeout(0.2)
-    received = []
-    stop = threading.Event()
-
-    def accept():
-        while not stop.is_set():
-            try:
-                connection, _ = server.accept()
-                received.append(connection.recv(100))
-                connection.close()
-            except OSError:
-                pass
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()[1], received
-    stop.set()
-    thread.join()
-    server.close()
+ASSIGNMENT = registry.ASSIGNMENTS["ch05_block"]
+BATCH = Path(__file__).with_name("hostile_batch.py")
+TEST_USER = "hero-grader-test"
+PATHS = ("hero", "nbgrader")
+# what must never appear in a report or feedback: besides the batch's own secrets
+FORBIDDEN_TEXT = ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "hidden_check(", "SQLite format 3", hostile.LEAK_MARK)
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory, listener):
-    """Every attempt and an honest control, graded in one run with a fresh pool."""
-    if os.environ.get("HERO_SANDBOX", "auto") == "process":
-        pytest.skip("hostile submissions are graded with bubblewrap only")
-    root = tmp_path_factory.mktemp("hostile")
-    marker = root / "outside" / "pwned.txt"
-    marker.parent.mkdir()
-    port, received = listener
-    folders = [hostile.build(attempt, root / "submissions" / attempt.id, repo=registry.REPO_ROOT, home=Path.home(),
-                             marker=marker, secret_name=SECRET_NAME, port=port)
-               for attempt in ATTEMPTS]
-    control = root / "submissions" / "control"
-    import shutil
+def _run_batch(tmp, command_prefix=()):
+    out = tmp / "result.json"
+    done = subprocess.run([*command_prefix, sys.executable, str(BATCH), str(tmp / "work"), str(out)],
+                          capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    return json.loads(out.read_text(encoding="utf-8"))
 
-    shutil.copytree(SAMPLES / "reference", control)
-    os.environ[SECRET_NAME] = str(engine.expected_answer("normalised_variance"))
-    pool = WorkerPool()
+
+def _traversable_by_others(path):
+    return os.stat(path).st_mode & 0o001
+
+
+def _as_user_prefix(user, workdir):
+    """Run as `user`, with the repository and the Python environment made reachable: a folder on the
+    way to them that others may not pass (/root, say) is replaced by an empty one, in a mount namespace
+    of this run only, with just those paths bound back in."""
+    needed = sorted({str(registry.REPO_ROOT), str(Path(sys.prefix).resolve()), str(Path(sys.base_prefix).resolve())})
+    argv = ["bwrap", "--dev-bind", "/", "/"]
+    covered = set()
+    for path in needed:
+        for folder in reversed(Path(path).parents):
+            if str(folder) != "/" and str(folder) not in covered and not _traversable_by_others(folder):
+                covered.add(str(folder))
+                argv += ["--perms", "0755", "--tmpfs", str(folder)]
+                for inner in needed:
+                    if Path(inner).is_relative_to(folder):
+                        argv += [arg for step in reversed(Path(inner).parents) if step.is_relative_to(folder)
+                                 and step != folder for arg in ("--perms", "0755", "--dir", str(step))]
+                        argv += ["--bind", inner, inner]
+                break
+    entry = pwd.getpwnam(user)
+    return argv + ["--chdir", str(workdir), "--setenv", "HOME", str(workdir), "--",
+                   "setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups",
+                   "--inh-caps=-all", "--bounding-set=-all"]
+
+
+def _ensure_user(user):
     try:
-        reports = engine.grade_many(folders + [control], "ch05_block", pool=pool, timeout=3)
-    finally:
-        pool.close()
-        del os.environ[SECRET_NAME]
-    by_id = dict(zip([a.id for a in ATTEMPTS] + ["control"], reports))
-    return by_id, marker, received
+        pwd.getpwnam(user)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user], check=True)
+
+
+@pytest.fixture(scope="module")
+def batches(tmp_path_factory):
+    """{(path, user): that batch's results}: as root, and as an ordinary user where this runs as root."""
+    if not bubblewrap_works():
+        pytest.skip("hostile submissions are graded with bubblewrap only")
+    found = {}
+    as_root = tmp_path_factory.mktemp("hostile-first")
+    first = _run_batch(as_root)
+    user = "root" if first["uid"] == 0 else pwd.getpwuid(first["uid"]).pw_name
+    found.update({(path, user): first for path in PATHS})
+    if first["uid"] == 0:
+        _ensure_user(TEST_USER)
+        tmp = tmp_path_factory.mktemp("hostile-user")
+        shutil.chown(tmp, TEST_USER)
+        second = _run_batch(tmp, _as_user_prefix(TEST_USER, tmp))
+        assert second["uid"] == pwd.getpwnam(TEST_USER).pw_uid
+        found.update({(path, TEST_USER): second for path in PATHS})
+    return found
+
+
+def _verdicts(result, path):
+    """{submission: list of what is wrong with it}; empty lists mean it gained nothing and lost only its own."""
+    reports = result[path]
+    problems = {}
+    for attempt in hostile.CATALOGUE:
+        if attempt.id not in result["attempts"]:
+            continue
+        report, wrong = reports[attempt.id], []
+        scores = report["scores"]
+        for item in attempt.targets(ASSIGNMENT):
+            if scores.get(item, 0) != 0:
+                wrong.append(f"earned {scores[item]} on {item}")
+        full = ASSIGNMENT.points()
+        lost = {item for item, points in full.items() if scores.get(item, 0) < points}
+        if lost - attempt.may_cost(ASSIGNMENT, path):
+            wrong.append(f"lost items beyond its own: {sorted(lost - attempt.may_cost(ASSIGNMENT, path))}")
+        wrong += _leaks(result, report)
+        problems[attempt.id] = wrong
+    return problems
+
+
+def _leaks(result, report):
+    text = report["text"]
+    found = [f"its report holds {secret!r}" for secret in result["secrets"] + list(FORBIDDEN_TEXT) if secret in text]
+    if report.get("extra_credit"):
+        found.append(f"extra credit in the gradebook: {report['extra_credit']}")
+    return found
+
+
+def _honest_problems(result, path):
+    points = ASSIGNMENT.points()
+    expected = {
+        "honest_reference": points,
+        "honest_stubs": {item: 0 for item in points},
+        "honest_post_ln": {item: (0 if item == "block" else value) for item, value in points.items()},
+    }
+    wrong = {}
+    for name, scores in expected.items():
+        got = {item: result[path][name]["scores"].get(item, 0) for item in points}
+        if got != scores:
+            wrong[name] = {item: got[item] for item in points if got[item] != scores[item]}
+    return wrong
 
 
 @needs_bubblewrap
-def test_control_submission_is_untouched(graded):
-    reports, _, _ = graded
-    assert reports["control"].score == reports["control"].max_score
-    assert reports["control"].isolation == "bubblewrap"
+@pytest.mark.parametrize("path", PATHS)
+def test_every_attempt_gains_nothing_as_every_user(batches, path):
+    for (batch_path, user), result in batches.items():
+        if batch_path != path:
+            continue
+        failures = {attempt: wrong for attempt, wrong in _verdicts(result, path).items() if wrong}
+        assert not failures, f"{path} as {user}: {failures}"
 
 
 @needs_bubblewrap
-@pytest.mark.parametrize("attempt", hostile.CATALOGUE, ids=lambda a: a.id)
-def test_attempt_gains_nothing_and_costs_at_most_its_own_items(graded, attempt):
-    if attempt not in ATTEMPTS:
-        pytest.skip("no writable pids cgroup here: a fork bomb would not be bounded")
-    reports, _, _ = graded
-    report = reports[attempt.id]
-    lost = {item.id for item in report.items if item.score < item.max_score}
-    if attempt.target != "*":
-        assert report.item(attempt.target).score == 0, "the attempt earned points for a wrong answer"
-    assert lost <= attempt.may_cost, f"{attempt.id} cost items beyond its own: {sorted(lost - attempt.may_cost)}"
+@pytest.mark.parametrize("path", PATHS)
+def test_honest_submissions_in_the_batch_get_exactly_their_scores(batches, path):
+    for (batch_path, user), result in batches.items():
+        if batch_path == path:
+            assert _honest_problems(result, path) == {}, f"{path} as {user}"
+            assert not _leaks(result, result[path]["honest_reference"])
 
 
 @needs_bubblewrap
-def test_nothing_outside_the_submissions_changed(graded):
-    _, marker, received = graded
-    assert not marker.exists()
-    assert not (Path.home() / "hero-pwned.txt").exists()
-    assert not (registry.REPO_ROOT / "hero-pwned.txt").exists()
-    assert not (marker.parent.parent / "submissions" / "hero-pwned.txt").exists()
-    assert received == [], "a submission reached a port on the grading machine"
+def test_nothing_outside_the_submissions_changed(batches):
+    for (_, user), result in batches.items():
+        assert result["outside_writes"] == [], user
+        assert result["received"] == [], f"a submission reached a port on the grading machine ({user})"
 
 
 @needs_bubblewrap
-def test_hostile_catalogue_summary(graded):
-    reports, _, _ = graded
-    clean = [a for a in ATTEMPTS
-             if (a.target == "*" or reports[a.id].item(a.target).score == 0)
-             and {i.id for i in reports[a.id].items if i.score < i.max_score} <= a.may_cost]
-    skipped = len(hostile.CATALOGUE) - len(ATTEMPTS)
-    SUMMARY["hostile"] = (f"hostile {len(clean)}/{len(ATTEMPTS)} gained nothing"
-                          + (f" ({skipped} skipped: no pids cgroup)" if skipped else "")
-                          + f" (isolation: {reports['control'].isolation}; limits: {reports['control'].limits})")
-    assert len(hostile.CATALOGUE) >= 15 and len(clean) == len(ATTEMPTS)
+def test_nbgrader_runs_to_the_end_and_skips_only_what_it_cannot_process(batches):
+    for (path, user), result in batches.items():
+        if path != "nbgrader":
+            continue
+        skipped = {name for name, report in result["nbgrader"].items() if report["skipped"]}
+        assert skipped == {a.id for a in hostile.CATALOGUE if a.nbgrader_skips}, user
+        # every other submission has a grade for every cell
+        for name, report in result["nbgrader"].items():
+            if name not in skipped:
+                assert set(report["scores"]) == set(ASSIGNMENT.points()), (user, name)
+
+
+@needs_bubblewrap
+def test_the_grader_reports_its_confinement(batches):
+    for (path, user), result in batches.items():
+        if path == "hero":
+            report = result["hero"]["honest_reference"]
+            assert report["isolation"] == "bubblewrap"
+            assert "no capabilities, no_new_privs, seccomp" in report["limits"], report["limits"]
+            assert not report["limits"].startswith("uid 0,")
+
+
+@needs_bubblewrap
+def test_hostile_catalogue_summary(batches):
+    lines = []
+    for (path, user), result in sorted(batches.items()):
+        verdicts = _verdicts(result, path)
+        wins = sum(1 for wrong in verdicts.values() if wrong)
+        honest = "honest scores exact" if not _honest_problems(result, path) else "HONEST SCORES CHANGED"
+        lines.append(f"{path} as {user}: {wins} wins of {len(verdicts)} attempts, {honest}")
+    skipped = len(hostile.CATALOGUE) - len(next(iter(batches.values()))["attempts"])
+    SUMMARY["hostile"] = ("hostile catalogue (" + str(len(hostile.CATALOGUE)) + " attempts"
+                          + (f", {skipped} skipped: no pids cgroup" if skipped else "") + "): " + " · ".join(lines))
+    assert len(hostile.CATALOGUE) >= 40
+    assert all(" 0 wins " in line and "exact" in line for line in lines), lines
+    assert len(batches) == 4 or os.geteuid() != 0, "as root, both users must have run"
 
 
 @needs_bubblewrap
 def test_the_file_attacks_are_real_without_bubblewrap(tmp_path, monkeypatch):
     """Proof the other way: under plain process isolation the file-reading attempts do win points,
-    so it is the sandbox that stops them above (docs/grading.md says to trust only bubblewrap)."""
+    so it is the sandbox that stops them (docs/grading.md says to trust only bubblewrap)."""
     monkeypatch.setenv("HERO_SANDBOX", "process")
     attempts = [a for a in hostile.CATALOGUE if a.id in ("read_reference", "read_hidden_tests")]
-    folders = [hostile.build(a, tmp_path / a.id, repo=registry.REPO_ROOT, home=Path.home(), marker=tmp_path / "m",
-                             secret_name=SECRET_NAME, port=9) for a in attempts]
+    folders = [hostile.build(a, tmp_path / a.id, repo=registry.REPO_ROOT, course=tmp_path, home=Path.home(),
+                             marker=tmp_path / "m", secret_name="UNUSED", port=9, victim="unused")
+               for a in attempts]
     pool = WorkerPool(size=1)
     try:
         reports = engine.grade_many(folders, "ch05_block", pool=pool)

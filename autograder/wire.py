@@ -1,0 +1,205 @@
+"""What crosses from the sandbox to the grader: plain JSON, tensors as raw bytes.
+
+The worker (untrusted: student code ran in it) encodes outputs with `encode`.
+The grader accepts a reply only if it matches the strict schema below (types,
+sizes, nesting depth), then rebuilds every tensor from its bytes, dtype and
+shape with `torch.frombuffer`: no pickle, no student class, no tensor subclass
+ever reaches the grading process, and a tensor whose bytes do not fit its
+shape is refused rather than reshaped.
+
+This file imports only torch, base64 and json, so the worker can load it too.
+"""
+
+import base64
+import math
+
+import torch
+
+MAX_ELEMENTS = 100_000  # per tensor
+MAX_ITEMS = 64  # per tuple, list or dict
+MAX_DEPTH = 4  # nesting of tuples, lists and dicts inside one output
+MAX_TEXT = 2000  # characters of a string value, a message, a traceback line...
+MAX_REPLY_BYTES = 16 * 1024 * 1024
+DTYPES = ("float16", "bfloat16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64", "bool")
+
+
+class Unusable:
+    """An output that could not be carried back (wrong type, too large, malformed...)."""
+
+    def __init__(self, reason):
+        self.reason = str(reason)[:500]
+
+    def __repr__(self):
+        return f"Unusable({self.reason!r})"
+
+
+# --- the worker's side ---------------------------------------------------------------
+
+
+def encode(value, depth=0):
+    if isinstance(value, torch.Tensor):
+        return _encode_tensor(value)
+    if isinstance(value, (tuple, list, dict)) and depth >= MAX_DEPTH:
+        return {"error": f"nested deeper than {MAX_DEPTH} levels"}
+    if isinstance(value, (tuple, list)):
+        if len(value) > MAX_ITEMS:
+            return {"error": f"a {type(value).__name__} of {len(value)} items"}
+        return {"seq": [encode(item, depth + 1) for item in value], "kind": "tuple" if isinstance(value, tuple) else "list"}
+    if isinstance(value, dict):
+        if len(value) > MAX_ITEMS or not all(isinstance(key, str) for key in value):
+            return {"error": "dict too large or with non-string keys"}
+        return {"dict": {key[:100]: encode(item, depth + 1) for key, item in value.items()}}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        if type(value) is int and abs(value) > 2**62:
+            return {"error": "integer too large"}
+        if isinstance(value, str):
+            return {"value": str(value)[:MAX_TEXT]}
+        return {"value": value if type(value) in (bool, int, float) or value is None else _plain(value)}
+    return {"other": type(value).__name__[:100]}
+
+
+def _plain(value):
+    """A subclass of int, float or str as the plain built-in value."""
+    for kind in (bool, int, float):
+        if isinstance(value, kind):
+            return kind(value)
+    return str(value)
+
+
+def _encode_tensor(value):
+    dtype = str(value.dtype).replace("torch.", "")
+    if dtype not in DTYPES:
+        return {"error": f"a tensor of dtype {dtype}"}
+    if value.numel() > MAX_ELEMENTS:
+        return {"error": f"output too large: {tuple(value.shape)}"}
+    flat = value.detach().to("cpu").contiguous().reshape(-1)
+    raw = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
+    return {"tensor": base64.b64encode(raw).decode("ascii"), "dtype": dtype, "shape": list(value.shape),
+            "device": value.device.type}
+
+
+# --- the grader's side ---------------------------------------------------------------
+
+
+def _value_schema(depth):
+    text = {"type": "string", "maxLength": MAX_TEXT}
+    options = [
+        {"type": "object", "additionalProperties": False, "required": ["tensor", "dtype", "shape", "device"],
+         "properties": {"tensor": {"type": "string", "maxLength": 4 * math.ceil(MAX_ELEMENTS * 8 / 3)},
+                        "dtype": {"enum": list(DTYPES)},
+                        "shape": {"type": "array", "maxItems": 8,
+                                  "items": {"type": "integer", "minimum": 0, "maximum": MAX_ELEMENTS}},
+                        "device": {"enum": ["cpu", "cuda"]}}},
+        {"type": "object", "additionalProperties": False, "required": ["value"],
+         "properties": {"value": {"type": ["null", "boolean", "number", "string"], "maxLength": MAX_TEXT}}},
+        {"type": "object", "additionalProperties": False, "required": ["error"], "properties": {"error": text}},
+        {"type": "object", "additionalProperties": False, "required": ["other"], "properties": {"other": text}},
+    ]
+    if depth:
+        inner = _value_schema(depth - 1)
+        options += [
+            {"type": "object", "additionalProperties": False, "required": ["seq", "kind"],
+             "properties": {"seq": {"type": "array", "maxItems": MAX_ITEMS, "items": inner},
+                            "kind": {"enum": ["tuple", "list"]}}},
+            {"type": "object", "additionalProperties": False, "required": ["dict"],
+             "properties": {"dict": {"type": "object", "maxProperties": MAX_ITEMS,
+                                     "propertyNames": {"maxLength": 100}, "additionalProperties": inner}}},
+        ]
+    return {"oneOf": options}
+
+
+def _reply_schema():
+    text = {"type": "string", "maxLength": 4 * MAX_TEXT}
+    raised = {"type": "object", "additionalProperties": False, "required": ["kind", "message"],
+              "properties": {"kind": {"enum": ["not_implemented", "exception"]}, "message": text, "type": text,
+                             "traceback": text}}
+    value = _value_schema(MAX_DEPTH)
+    outcome = {"oneOf": [
+        {"type": "object", "additionalProperties": False, "required": ["ok"], "properties": {"ok": value}},
+        {"type": "object", "additionalProperties": False, "required": ["raised"], "properties": {"raised": raised}},
+        {"type": "object", "additionalProperties": False, "required": ["missing"], "properties": {"missing": {"const": True}}},
+    ]}
+    named = {"type": "object", "maxProperties": MAX_ITEMS, "propertyNames": {"maxLength": 100},
+             "additionalProperties": outcome}
+    problems = {"type": "array", "maxItems": 10, "items": text}
+    exercise_body = {"type": "object", "additionalProperties": False, "required": ["devices", "outputs"],
+                     "properties": {"devices": {"type": "array", "maxItems": 2, "uniqueItems": True,
+                                                "items": {"enum": ["cpu", "cuda"]}},
+                                    "outputs": {"type": "object", "additionalProperties": False,
+                                                "properties": {"cpu": named, "cuda": named}},
+                                    "load_problems": problems}}
+    failure = {"type": "object", "additionalProperties": False, "required": ["cell", "kind", "message"],
+               "properties": {"cell": {"type": "integer", "minimum": 0}, **raised["properties"]}}
+    notebook_body = {"type": "object", "additionalProperties": False, "required": ["values", "cell_failures"],
+                     "properties": {"values": named, "cell_failures": {"type": "array", "maxItems": 20, "items": failure},
+                                    "load_problems": problems}}
+    return {"oneOf": [
+        {"type": "object", "additionalProperties": False, "required": ["body"],
+         "properties": {"body": {"oneOf": [exercise_body, notebook_body]}}},
+        {"type": "object", "additionalProperties": False, "required": ["failed"],
+         "properties": {"failed": raised, "load_problems": problems}},
+    ]}
+
+
+_validator = None
+
+
+def parse_reply(data: bytes):
+    """The reply's JSON if it is well-formed and matches the schema; raises ValueError otherwise."""
+    global _validator
+    import json
+
+    import jsonschema
+
+    if len(data) > MAX_REPLY_BYTES:
+        raise ValueError(f"the reply is larger than {MAX_REPLY_BYTES} bytes")
+    try:
+        reply = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"the reply is not JSON ({type(exc).__name__})") from None
+    if _validator is None:
+        _validator = jsonschema.Draft202012Validator(_reply_schema())
+    try:
+        error = jsonschema.exceptions.best_match(_validator.iter_errors(reply))
+    except RecursionError:
+        raise ValueError("the reply is nested too deeply") from None
+    if error is not None:
+        where = "/".join(str(part) for part in error.absolute_path)[:200]
+        raise ValueError(f"the reply does not match the schema at '{where}': {error.message[:200]}")
+    return reply
+
+
+def decode(payload):
+    """A schema-checked value as grader-side data; tensors come back on the CPU, built from bytes."""
+    if "tensor" in payload:
+        dtype = getattr(torch, payload["dtype"])
+        shape = payload["shape"]
+        try:
+            raw = base64.b64decode(payload["tensor"], validate=True)
+        except ValueError:
+            return Unusable("a tensor whose data is not base64")
+        count = math.prod(shape)
+        itemsize = torch.empty((), dtype=dtype).element_size()
+        if count > MAX_ELEMENTS or len(raw) != count * itemsize:
+            return Unusable(f"a tensor whose {len(raw)} bytes do not fit its shape {shape} and dtype {payload['dtype']}")
+        if not count:
+            return torch.empty(shape, dtype=dtype)
+        return torch.frombuffer(bytearray(raw), dtype=dtype).reshape(shape).clone()
+    if "seq" in payload:
+        items = [decode(item) for item in payload["seq"]]
+        return tuple(items) if payload["kind"] == "tuple" else items
+    if "dict" in payload:
+        return {key: decode(item) for key, item in payload["dict"].items()}
+    if "value" in payload:
+        return payload["value"]
+    if "error" in payload:
+        return Unusable(payload["error"])
+    return Unusable(f"returned an object of type {payload['other']}")
+
+
+def devices_of(payload):
+    """The devices of every tensor inside an encoded output."""
+    if "tensor" in payload:
+        return {payload["device"]}
+    items = payload.get("seq") or list(payload.get("dict", {}).values())
+    return set().union(*(devices_of(item) for item in items)) if items else set()
