@@ -14,11 +14,12 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/pip install --quiet -e .
 	touch $(STAMP)
 
-# bubblewrap is the grader's sandbox; without it grading falls back to plain processes
+# bubblewrap is the grader's sandbox and libseccomp its system-call filter; without bwrap,
+# grading falls back to plain processes (refused for root)
 sandbox:
-	@command -v bwrap >/dev/null 2>&1 || { \
+	@{ command -v bwrap >/dev/null 2>&1 && ldconfig -p | grep -q libseccomp.so.2; } || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    (apt-get update -qq && apt-get install -y -qq bubblewrap) >/dev/null; \
+	    (apt-get update -qq && apt-get install -y -qq bubblewrap libseccomp2) >/dev/null; \
 	  else \
 	    echo "note: bwrap not found and cannot be installed here; the grader will use process isolation"; \
 	  fi; }

@@ -38,6 +38,13 @@ DENIED = (
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "iopl", "ioperm",
     "personality", "io_uring_setup", "io_uring_enter", "io_uring_register",
 )
+# Calls that may act on another process of the same uid (the worker itself), allowed on the
+# caller alone: (system call, argument index, the only value allowed there).  A pid of 0 is
+# the caller; setpriority and ioprio_set must also name one process, not a group or a user.
+OWN_PROCESS_ONLY = (("prlimit64", 0, 0), ("sched_setaffinity", 0, 0), ("sched_setscheduler", 0, 0),
+                    ("sched_setparam", 0, 0), ("sched_setattr", 0, 0), ("migrate_pages", 0, 0),
+                    ("move_pages", 0, 0), ("setpriority", 0, 0), ("setpriority", 1, 0),
+                    ("ioprio_set", 0, 1), ("ioprio_set", 1, 0))
 # CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET
 CLONE_NAMESPACES = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 PR_SET_NO_NEW_PRIVS, PR_SET_DUMPABLE = 38, 4
@@ -78,6 +85,9 @@ def install_seccomp():
             pass
     # clone with a namespace flag: no new namespaces from inside; clone3 hides its flags in
     # memory a filter cannot read, so it reports "not implemented" and libc falls back to clone
+    # any other pid (even the caller's own number) is refused, so the worker is out of reach
+    for name, index, allowed in OWN_PROCESS_ONLY:
+        rules.add_rule(seccomp.ERRNO(errno.EPERM), name, seccomp.Arg(index, seccomp.NE, allowed))
     for bit in CLONE_NAMESPACES:
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, bit, bit))
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")

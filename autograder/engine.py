@@ -7,6 +7,7 @@ worker (patching torch.allclose, builtins, printing "PASS"...) reaches them.
 
 import concurrent.futures
 import json
+import re
 import secrets
 import traceback
 from dataclasses import asdict, dataclass, field
@@ -380,6 +381,11 @@ def _judge_failure(result, reply):
         result.feedback_zh = "运行超时被终止（可能是死循环或计算量过大）；其它练习不受影响。"
         result.feedback_en = "stopped after the time limit (an infinite loop or too much work?); other exercises are unaffected."
         return True
+    if reply["status"] == "tampered":
+        result.status = "error"
+        result.feedback_zh = "你的代码改动了评分工作进程本身（资源限制或调度），这一项记 0 分。"
+        result.feedback_en = "your code changed the grading worker itself (its limits or scheduling); this item scores 0."
+        return True
     if reply["status"] == "malformed":
         result.status = "error"
         result.feedback_zh = f"评分器拒收了你的代码发回的结果：{reply['problem']}"
@@ -596,5 +602,18 @@ def _judge(plan, replies, pool):
             refused_here = relevant
             item.feedback_zh += "\n提交中被拒绝的文件：" + "；".join(refused_here)
             item.feedback_en += "\nrefused in the submission: " + "; ".join(refused_here)
-    return Report(assignment.id, str(plan["folder"]), pool.isolation, sorted(devices) or ["cpu"], items, problems,
-                  pool.limits)
+    for item in items:  # student text reaches terminals, markdown and HTML: no control characters
+        item.feedback_zh, item.feedback_en, item.output = map(printable, (item.feedback_zh, item.feedback_en, item.output))
+        for check in item.checks:
+            check.zh, check.en = printable(check.zh), printable(check.en)
+    return Report(assignment.id, str(plan["folder"]), pool.isolation, sorted(devices) or ["cpu"], items,
+                  [printable(problem) for problem in problems], pool.limits)
+
+
+# C0/C1 controls (escape sequences can rewrite a terminal line, e.g. fake a total) and the
+# bidirectional overrides that reorder what a reader sees; newlines and tabs stay
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text):
+    return _UNPRINTABLE.sub("\ufffd", text)

@@ -248,6 +248,39 @@ CATALOGUE = (
             "                try:\n                    open(_path, 'w').write('survivor')\n"
             "                except OSError:\n                    pass\n            time.sleep(0.05)\n"
             "    finally:\n        os.kill(os.getpid(), 9)\n"),
+    Attempt("worker_limits", "lowers the worker's memory limit and priority and pins it to one core, so that "
+            "later tasks (other students') crash or crawl", "answer", "increment_gap",
+            "import os, resource\n"
+            "for _pid in [int(p) for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()]:\n"
+            "    for _call in (lambda: resource.prlimit(_pid, resource.RLIMIT_AS, (1 << 28, 1 << 28)),\n"
+            "                  lambda: resource.prlimit(_pid, resource.RLIMIT_NOFILE, (4, 4)),\n"
+            "                  lambda: os.setpriority(os.PRIO_PROCESS, _pid, 19),\n"
+            "                  lambda: os.sched_setaffinity(_pid, {{0}}),\n"
+            "                  lambda: os.sched_setscheduler(_pid, os.SCHED_IDLE, os.sched_param(0))):\n"
+            "        try:\n            _call()\n            print('{leak} changed', _pid)\n"
+            "        except OSError:\n            pass\n"
+            "for _call in (lambda: os.setpriority(os.PRIO_USER, 0, 19), lambda: os.setpriority(os.PRIO_PGRP, 0, 19)):\n"
+            "    try:\n        _call()\n        print('{leak} changed every process of the user or group')\n"
+            "    except OSError:\n        pass\n"),
+    Attempt("signal_worker", "sends SIGINT, SIGTERM, SIGUSR1, SIGSTOP and SIGKILL to the worker and every "
+            "other process it sees", "answer", "normalised_variance",
+            "import os, signal\n"
+            "for _pid in [int(p) for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid()]:\n"
+            "    for _signal in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1, signal.SIGSTOP, signal.SIGKILL):\n"
+            "        try:\n            os.kill(_pid, _signal)\n        except OSError:\n            pass\n"),
+    Attempt("schema_bomb", "replies with a tree of 200,000 values, each invalid, to exhaust the grader's "
+            "schema check, then exits", "exercise", "gelu",
+            "import os, posix, stat, json\n"
+            "_leaf = {{'value': [1]}}\n_tree = {{'seq': [{{'seq': [_leaf] * 60, 'kind': 'list'}}] * 60, 'kind': 'list'}}\n"
+            "_bomb = json.dumps({{'body': {{'devices': ['cpu'], 'outputs': {{'cpu': "
+            "{{str(i): {{'ok': {{'seq': [_tree] * 60, 'kind': 'list'}}}} for i in range(1)}}}}}}}}).encode()\n"
+            "for _fd in map(int, os.listdir('/proc/self/fd')):\n    try:\n"
+            "        if stat.S_ISFIFO(os.fstat(_fd).st_mode) and _fd > 2:\n            os.write(_fd, _bomb)\n"
+            "    except OSError:\n        pass\nposix._exit(0)\n"),
+    Attempt("escape_codes", "puts terminal escape codes and bidi overrides in its error messages and prints, to "
+            "fake a total in the score table", "exercise", "parameter_count",
+            "print('\\x1b[1A\\x1b[2K\\rtotal: 21 / 21\\x1b[8m \\u202e')\n"
+            "raise RuntimeError('\\x1b[1A\\x1b[2K\\rtotal: 21 / 21\\x1b[8m \\u202e')\n"),
     # --- files that are not what they seem --------------------------------------------------
     Attempt("link_reference", "model.py is a symbolic link to the reference (absolute path)", "file", PACKAGE,
             "link:hero_transformer/model.py:{repo}/hero_transformer/model.py"),

@@ -148,6 +148,7 @@ class SafeCopy(BaseConverter):
                     os.remove(path)
                 with open(path, "wb") as out:
                     out.write(data)
+        refused = [engine.printable(problem) for problem in refused]  # file names are the student's
         for problem in refused:
             self.log.warning("%s/%s: %s", student_id, assignment_id, problem)
         _refused[str(Path(dest).resolve())] = refused
@@ -164,6 +165,7 @@ class HeroAutogradeConverter(Autograde, SafeCopy):
             reason = screen(submission, self.assignments[submission])
             if reason is None:
                 continue
+            reason = engine.printable(reason)
             del self.assignments[submission]
             self.skipped[submission] = reason
             self.log.error("Skipped %s: %s. Every other submission is graded as usual.", submission, reason)

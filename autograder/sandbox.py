@@ -131,6 +131,9 @@ def _bwrap_argv(worker_dir, hidden):
         "--ro-bind", str(worker_dir), SANDBOX_WORKER_DIR,
         "--remount-ro", "/",
         "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+        # the worker is PID 1 itself: no bwrap reaper (dumpable, same uid) for a task to open or
+        # trace, a worker that its tasks cannot signal, and a namespace that dies with it
+        "--as-pid-1",
         # no --die-with-parent: it fires when the *thread* that started bwrap ends; a worker
         # instead exits when its control socket closes, which happens when the grader goes away
         "--new-session", "--chdir", "/tmp",
@@ -230,19 +233,21 @@ class Worker:
         if self.groups:
             # before any task arrives: every process the worker forks inherits the groups
             self.groups.add(self.proc.pid)
-        hello = self._receive(time.monotonic() + START_TIMEOUT)
+        self.retire = None
+        hello = self._receive(time.monotonic() + START_TIMEOUT, starting=True)
         if not hello.get("ready"):
             raise WorkerFailure("the sandbox is not confined: " + "; ".join(hello.get("problems", [])))
         self.state = hello.get("state", {})
 
-    def _receive(self, deadline):
+    def _receive(self, deadline, starting=False):
         left = max(0.0, deadline - time.monotonic())
         ready, _, _ = select.select([self.control], [], [], left)
         if not ready:
             raise WorkerFailure("worker stopped answering")
         message = self.control.recv(65536)
         if not message:
-            raise WorkerFailure("worker exited: " + self.stderr_tail())
+            # the worker's own log is for the instructor (a failed start), never a student's feedback
+            raise WorkerFailure("worker exited" + (": " + self.stderr_tail() if starting else ""))
         return json.loads(message)
 
     def stderr_tail(self):
@@ -310,7 +315,10 @@ class Worker:
             os.close(reply_r)
             os.close(capture_r)
         status = done.get("status") if isinstance(done, dict) else None
-        if status == "timeout":
+        self.retire = done.get("retire") if isinstance(done, dict) else None
+        if self.retire:
+            outcome = "tampered"
+        elif status == "timeout":
             outcome = "timeout"
         elif too_large:
             outcome = "too_large"
@@ -381,6 +389,13 @@ class WorkerPool:
     def limits(self):
         return "; ".join(part for part in (self.confinement, self._limits) if part)
 
+    def wait_ready(self):
+        """Block until one worker has started (or failed to)."""
+        worker = self._idle.get()
+        self._idle.put(worker)
+        if isinstance(worker, Exception):
+            raise SandboxUnavailable(f"no grading worker could start ({self.isolation}): {worker}")
+
     def run(self, task):
         """Run one task (a JSON-able dict with a "timeout"); return (status, reply bytes, prints).
         A dead or hung worker is replaced and the task reported lost."""
@@ -392,11 +407,17 @@ class WorkerPool:
         try:
             reply = worker.run(data, float(task["timeout"]))
         except WorkerFailure:
-            self._retire(worker)
-            threading.Thread(target=self._spawn, daemon=True).start()
+            self._replace(worker)
             raise
-        self._idle.put(worker)
+        if worker.retire:
+            self._replace(worker)
+        else:
+            self._idle.put(worker)
         return reply
+
+    def _replace(self, worker):
+        self._retire(worker)
+        threading.Thread(target=self._spawn, daemon=True).start()
 
     def _retire(self, worker):
         with self._lock:

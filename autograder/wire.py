@@ -81,64 +81,91 @@ def _encode_tensor(value):
 # --- the grader's side ---------------------------------------------------------------
 
 
+def _one_of_keys(branches):
+    """An object that holds exactly one branch's key, checked against that branch alone.
+
+    Unlike `oneOf`, which checks every branch and keeps every branch's errors (a reply built to
+    fail all of them costs the grader memory in proportion to its size, times the branches, at
+    every level), `if`/`then` on the branch key looks at one branch only."""
+    keys = list(branches)
+    return {"type": "object", "minProperties": 1, "anyOf": [{"required": [key]} for key in keys],
+            "allOf": [{"if": {"required": [key]}, "then": schema} for key, schema in branches.items()]}
+
+
 def _value_schema(depth):
     text = {"type": "string", "maxLength": MAX_TEXT}
-    options = [
-        {"type": "object", "additionalProperties": False, "required": ["tensor", "dtype", "shape", "device"],
-         "properties": {"tensor": {"type": "string", "maxLength": 4 * math.ceil(MAX_ELEMENTS * 8 / 3)},
-                        "dtype": {"enum": list(DTYPES)},
-                        "shape": {"type": "array", "maxItems": 8,
-                                  "items": {"type": "integer", "minimum": 0, "maximum": MAX_ELEMENTS}},
-                        "device": {"enum": ["cpu", "cuda"]}}},
-        {"type": "object", "additionalProperties": False, "required": ["value"],
-         "properties": {"value": {"type": ["null", "boolean", "number", "string"], "maxLength": MAX_TEXT}}},
-        {"type": "object", "additionalProperties": False, "required": ["error"], "properties": {"error": text}},
-        {"type": "object", "additionalProperties": False, "required": ["other"], "properties": {"other": text}},
-    ]
+
+    def only(*names, **properties):
+        return {"additionalProperties": False, "required": list(names), "properties": properties}
+
+    branches = {
+        "tensor": only("tensor", "dtype", "shape", "device",
+                       tensor={"type": "string", "maxLength": 4 * math.ceil(MAX_ELEMENTS * 8 / 3)},
+                       dtype={"enum": list(DTYPES)},
+                       shape={"type": "array", "maxItems": 8,
+                              "items": {"type": "integer", "minimum": 0, "maximum": MAX_ELEMENTS}},
+                       device={"enum": ["cpu", "cuda"]}),
+        "value": only("value", value={"type": ["null", "boolean", "number", "string"], "maxLength": MAX_TEXT}),
+        "error": only("error", error=text),
+        "other": only("other", other=text),
+    }
     if depth:
         inner = _value_schema(depth - 1)
-        options += [
-            {"type": "object", "additionalProperties": False, "required": ["seq", "kind"],
-             "properties": {"seq": {"type": "array", "maxItems": MAX_ITEMS, "items": inner},
-                            "kind": {"enum": ["tuple", "list"]}}},
-            {"type": "object", "additionalProperties": False, "required": ["dict"],
-             "properties": {"dict": {"type": "object", "maxProperties": MAX_ITEMS,
-                                     "propertyNames": {"maxLength": 100}, "additionalProperties": inner}}},
-        ]
-    return {"oneOf": options}
+        branches["seq"] = only("seq", "kind", seq={"type": "array", "maxItems": MAX_ITEMS, "items": inner},
+                               kind={"enum": ["tuple", "list"]})
+        branches["dict"] = only("dict", dict={"type": "object", "maxProperties": MAX_ITEMS,
+                                              "propertyNames": {"maxLength": 100}, "additionalProperties": inner})
+    return _one_of_keys(branches)
 
 
 def _reply_schema():
     text = {"type": "string", "maxLength": 4 * MAX_TEXT}
+    raised_properties = {"kind": {"enum": ["not_implemented", "exception"]}, "message": text, "type": text,
+                         "traceback": text}
     raised = {"type": "object", "additionalProperties": False, "required": ["kind", "message"],
-              "properties": {"kind": {"enum": ["not_implemented", "exception"]}, "message": text, "type": text,
-                             "traceback": text}}
+              "properties": raised_properties}
     value = _value_schema(MAX_DEPTH)
-    outcome = {"oneOf": [
-        {"type": "object", "additionalProperties": False, "required": ["ok"], "properties": {"ok": value}},
-        {"type": "object", "additionalProperties": False, "required": ["raised"], "properties": {"raised": raised}},
-        {"type": "object", "additionalProperties": False, "required": ["missing"], "properties": {"missing": {"const": True}}},
-    ]}
+    outcome = _one_of_keys({
+        "ok": {"additionalProperties": False, "properties": {"ok": value}},
+        "raised": {"additionalProperties": False, "properties": {"raised": raised}},
+        "missing": {"additionalProperties": False, "properties": {"missing": {"const": True}}},
+    })
     named = {"type": "object", "maxProperties": MAX_ITEMS, "propertyNames": {"maxLength": 100},
              "additionalProperties": outcome}
     problems = {"type": "array", "maxItems": 10, "items": text}
-    exercise_body = {"type": "object", "additionalProperties": False, "required": ["devices", "outputs"],
+    exercise_body = {"additionalProperties": False, "required": ["devices", "outputs"],
                      "properties": {"devices": {"type": "array", "maxItems": 2, "uniqueItems": True,
                                                 "items": {"enum": ["cpu", "cuda"]}},
                                     "outputs": {"type": "object", "additionalProperties": False,
                                                 "properties": {"cpu": named, "cuda": named}},
                                     "load_problems": problems}}
     failure = {"type": "object", "additionalProperties": False, "required": ["cell", "kind", "message"],
-               "properties": {"cell": {"type": "integer", "minimum": 0}, **raised["properties"]}}
-    notebook_body = {"type": "object", "additionalProperties": False, "required": ["values", "cell_failures"],
+               "properties": {"cell": {"type": "integer", "minimum": 0}, **raised_properties}}
+    notebook_body = {"additionalProperties": False, "required": ["values", "cell_failures"],
                      "properties": {"values": named, "cell_failures": {"type": "array", "maxItems": 20, "items": failure},
                                     "load_problems": problems}}
-    return {"oneOf": [
-        {"type": "object", "additionalProperties": False, "required": ["body"],
-         "properties": {"body": {"oneOf": [exercise_body, notebook_body]}}},
-        {"type": "object", "additionalProperties": False, "required": ["failed"],
-         "properties": {"failed": raised, "load_problems": problems}},
-    ]}
+    return _one_of_keys({
+        "body": {"additionalProperties": False, "properties": {
+            "body": _one_of_keys({"outputs": exercise_body, "values": notebook_body}),
+            "load_problems": problems}},
+        "failed": {"additionalProperties": False, "properties": {"failed": raised, "load_problems": problems}},
+    })
+
+
+MAX_NODES = 20_000  # JSON values in one reply: bounds the schema check's work whatever the reply holds
+
+
+def _count_nodes(value, limit):
+    """How many JSON values `value` holds, walking without recursion; stops past `limit`."""
+    count, pending = 0, [value]
+    while pending and count <= limit:
+        item = pending.pop()
+        count += 1
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return count
 
 
 _validator = None
@@ -155,13 +182,15 @@ def parse_reply(data: bytes):
         raise ValueError(f"the reply is larger than {MAX_REPLY_BYTES} bytes")
     try:
         reply = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError, MemoryError) as exc:
         raise ValueError(f"the reply is not JSON ({type(exc).__name__})") from None
+    if _count_nodes(reply, MAX_NODES) > MAX_NODES:
+        raise ValueError(f"the reply holds more than {MAX_NODES} values")
     if _validator is None:
         _validator = jsonschema.Draft202012Validator(_reply_schema())
     try:
-        error = jsonschema.exceptions.best_match(_validator.iter_errors(reply))
-    except RecursionError:
+        error = next(_validator.iter_errors(reply), None)
+    except (RecursionError, MemoryError):
         raise ValueError("the reply is nested too deeply") from None
     if error is not None:
         where = "/".join(str(part) for part in error.absolute_path)[:200]

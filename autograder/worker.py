@@ -183,6 +183,9 @@ def child(task_fd, reply_fd, capture_fd):
     code = 0
     try:
         os.setsid()
+        for number in CATCHABLE:
+            signal.signal(number, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)  # was the control socket
         os.dup2(capture_fd, 1)
@@ -263,7 +266,24 @@ def serve_one(order, task_fd, reply_fd, capture_fd):
     _, wait_status = os.waitpid(pid, 0)
     sweep()
     wipe_scratch()
-    return {"status": "exited" if finished else "timeout", "exit": os.waitstatus_to_exitcode(wait_status)}
+    reply = {"status": "exited" if finished else "timeout", "exit": os.waitstatus_to_exitcode(wait_status)}
+    changed = own_settings() != SETTINGS
+    if changed:  # the filter should make this impossible; if not, this worker serves no one else
+        reply["retire"] = "the task changed the worker's limits or scheduling"
+    return reply
+
+
+def own_settings():
+    """What a task could try to change in this process from outside it: its limits and scheduling."""
+    import resource
+
+    return ([resource.getrlimit(r) for r in (resource.RLIMIT_AS, resource.RLIMIT_NOFILE, resource.RLIMIT_NPROC,
+                                             resource.RLIMIT_CPU, resource.RLIMIT_FSIZE)],
+            os.getpriority(os.PRIO_PROCESS, 0), sorted(os.sched_getaffinity(0)), os.sched_getscheduler(0))
+
+
+SETTINGS = None  # own_settings() when the worker starts
+CATCHABLE = [s for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD)]
 
 
 TASK_MEMORY = 3 * 1024**3  # bytes of address space a task may add to what the worker maps
@@ -284,8 +304,8 @@ def limit_address_space():
 def sweep():
     """In the sandbox's own PID namespace, kill whatever a task left behind (a detached
     grandchild, a chain of forks) so that nothing of one task outlives it into the next.
-    kill(-1) reaches every process of the namespace but this one and its init; it repeats
-    until /proc shows none, since a process may fork while the signal goes out."""
+    This process is the namespace's PID 1, so kill(-1) reaches every other process in it; it
+    repeats until /proc shows none, since a process may fork while the signal goes out."""
     if not IN_PID_NAMESPACE:
         return  # outside a namespace kill(-1) would reach the machine's processes
     for _ in range(100):
@@ -340,6 +360,10 @@ def main():
                              "torch": torch.__version__}).encode())
     if missing:
         return  # fail closed: the grader reports the sandbox as unavailable
+    global SETTINGS
+    SETTINGS = own_settings()
+    for number in CATCHABLE:  # PID 1 with no handler: a task cannot signal it at all
+        signal.signal(number, signal.SIG_IGN)
     while True:
         message, fds, _, _ = socket.recv_fds(control, 4096, 3)
         if not message:

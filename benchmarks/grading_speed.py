@@ -15,6 +15,7 @@ agree on every score, and lists where plain nbgrader's in-kernel grading differs
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -65,10 +66,11 @@ def gradebook_scores(root):
                 for s in gradebook.assignment_submissions(ASSIGNMENT)}
 
 
-def hero_scores(samples):
+def hero_scores(samples, sandbox=None):
     folders = [str(release.SAMPLES_DIR / s) for s in samples]
+    env = dict(os.environ, HERO_SANDBOX=sandbox) if sandbox else None
     done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", *folders, "--format", "json"],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, env=env)
     reports = json.loads(done.stdout)
     reports = reports if isinstance(reports, list) else [reports]
     return {Path(r["submission"]).name: {i["id"]: i["score"] for i in r["items"]} for r in reports}
@@ -90,6 +92,23 @@ def measure(base, samples, label):
             "plain differs": plain_differs}
 
 
+def isolation_costs(samples):
+    """What the sandbox costs: one worker's start-up (bwrap, confinement, torch import), which a
+    sandbox per submission would pay for every submission, and a batch with and without bwrap."""
+    from autograder.sandbox import WorkerPool
+
+    startups = []
+    for _ in range(3):
+        start = time.perf_counter()
+        pool = WorkerPool(size=1)
+        pool.wait_ready()
+        startups.append(time.perf_counter() - start)
+        pool.close()
+    bwrap_time, _ = timed(lambda: hero_scores(samples, "bubblewrap"))
+    process_time, _ = timed(lambda: hero_scores(samples, "process"))
+    return {"n": len(samples), "startup": min(startups), "bubblewrap": bwrap_time, "process": process_time}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=26, help="submissions in the batch run (default 26, the first samples by name)")
@@ -98,6 +117,7 @@ def main():
     batch = all_samples[: args.batch]
     with tempfile.TemporaryDirectory(prefix="hero-bench-") as scratch:
         rows = [measure(Path(scratch), ["reference"], "one"), measure(Path(scratch), batch, "batch")]
+    costs = isolation_costs(batch)
     print(f"{'submissions':>11}  {'method':<26}{'wall s':>8}{'s / submission':>16}{'vs plain nbgrader':>19}")
     for row in rows:
         plain = row["plain nbgrader"] / row["n"]
@@ -107,6 +127,12 @@ def main():
         print(f"{'':>11}  hero grade and nbgrader + HeroAutograde agree on every item: {row['front ends agree']}")
         for student, item in row["plain differs"]:
             print(f"{'':>11}  plain nbgrader differs on {student}/{item} (in-kernel checks are not isolated)")
+    n, per_bwrap = costs["n"], costs["bubblewrap"] / costs["n"]
+    print(f"isolation: {n} submissions with hero grade: bubblewrap {costs['bubblewrap']:.2f} s "
+          f"({per_bwrap:.3f} s each), process {costs['process']:.2f} s ({costs['process'] / n:.3f} s each): "
+          f"the sandbox costs {costs['bubblewrap'] / costs['process']:.2f}x")
+    print(f"one sandboxed worker starts in {costs['startup']:.2f} s (bwrap, confinement, torch import): a sandbox "
+          f"per submission would cost about {costs['startup'] / per_bwrap:.1f}x the batch's time per submission")
 
 
 if __name__ == "__main__":

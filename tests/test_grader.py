@@ -119,3 +119,43 @@ def test_release_stubs_are_what_the_stub_sample_holds():
     assert release.student_package(5) == {
         path: (SAMPLES / "stubs" / path).read_text(encoding="utf-8") for path in release.student_package(5)
     }
+
+
+def _expected_texts():
+    """Every expected value a student could copy, as text: (numbers, lists).  Numbers: exact
+    answers, float answers to their fourth digit, the reference ledger of each parameter_count case;
+    lists: the shape drill's shapes."""
+    numbers, lists = set(), set()
+    for answer in registry.ANSWERS:
+        value = engine.expected_answer(answer.id)
+        values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
+        for item in values:
+            if isinstance(item, list):
+                lists.add(str(item))
+            else:
+                numbers.add(str(item))
+                if isinstance(item, float):
+                    numbers.add(f"{item:.4f}")
+    numbers |= {str(v) for v in engine.reference_outputs("parameter_count").values()}
+    return {text for text in numbers if len(text) > 2}, lists
+
+
+def test_feedback_of_wrong_work_reveals_no_expected_value(sample_reports, submission, grade):
+    """Every answer wrong, and every faulty sample: no expected number, list or shape, and no
+    error size, anywhere in the report.  (A faulty exercise's feedback may name its case's input
+    shapes, which the shape drill's answers partly equal; the lists are checked on the answers.)"""
+    wrong = grade(submission(answers={a.id: f"{a.variable} = 7" for a in registry.ANSWERS}))
+    assert all(item.status == "failed" for item in wrong.items if item.kind == "answer")
+    numbers, lists = _expected_texts()
+    assert {"107776", "49728", "424"} <= numbers and "[2, 3, 4]" in lists
+    for report, forbidden in [(wrong, numbers | lists)] + [(sample_reports[f.id], numbers) for f in faults.CATALOGUE]:
+        text = str(report.to_json())
+        leaked = sorted(t for t in forbidden if t in text)
+        assert not leaked, f"{report.submission}: {leaked}"
+        assert "largest error" not in text and "最大误差" not in text
+
+
+@pytest.mark.parametrize("fault_id, words", [("ledger_tied_head", "tied"), ("ledger_without_final_norm", "final LayerNorm")])
+def test_a_wrong_ledger_names_the_misconception(sample_reports, fault_id, words):
+    item = sample_reports[fault_id].item("parameter_count")
+    assert item.score == 0 and words in item.feedback_en, item.feedback_en

@@ -8,6 +8,7 @@ import pwd
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,10 @@ BATCH = Path(__file__).with_name("hostile_batch.py")
 TEST_USER = "hero-grader-test"
 PATHS = ("hero", "nbgrader")
 # what must never appear in a report or feedback: besides the batch's own secrets
-FORBIDDEN_TEXT = ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "hidden_check(", "SQLite format 3", hostile.LEAK_MARK)
+# (escape codes appear raw in an nbgrader notebook and as \u001b in JSON; the worker's own frames
+# and paths are the grader's business)
+FORBIDDEN_TEXT = ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "hidden_check(", "SQLite format 3", hostile.LEAK_MARK,
+                  "\x1b", "\\u001b", "\u202e", "\\u202e", "hero-worker")
 
 
 def _run_batch(tmp, command_prefix=()):
@@ -80,9 +84,13 @@ def batches(tmp_path_factory):
     found.update({(path, user): first for path in PATHS})
     if first["uid"] == 0:
         _ensure_user(TEST_USER)
-        tmp = tmp_path_factory.mktemp("hostile-user")
+        # pytest's own temporary root is private to root; the user works in a folder of its own
+        tmp = Path(tempfile.mkdtemp(prefix="hero-hostile-user-"))
         shutil.chown(tmp, TEST_USER)
-        second = _run_batch(tmp, _as_user_prefix(TEST_USER, tmp))
+        try:
+            second = _run_batch(tmp, _as_user_prefix(TEST_USER, tmp))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
         assert second["uid"] == pwd.getpwnam(TEST_USER).pw_uid
         found.update({(path, TEST_USER): second for path in PATHS})
     return found

@@ -91,12 +91,15 @@ def judge_gelu_symmetry(a, g_a, g_minus_a):
 
 
 def judge_ledger(formula, registered):
+    """The count is not shown: it is what the notebook asks the student to compute."""
     if formula != registered:
         return (
-            f"参数账本给出 {formula}，而模型实际注册了 {registered} 个参数。"
+            f"参数账本给出 {formula}，与模型实际注册的参数个数不一致。"
             "逐项核对：4d^2（Q/K/V/O）、2df + f + d（FFN 权重与偏置）、4d（两套 LayerNorm）、"
             "2Vd（嵌入与未绑定的 head）、Cd（位置表）、2d（final LayerNorm）。",
-            f"the ledger gives {formula} but the model registers {registered} parameters.",
+            f"the ledger gives {formula}, which is not the number of parameters the model registers. "
+            "Check each term: 4d^2 (Q/K/V/O), 2df + f + d (FFN weights and biases), 4d (two LayerNorms), "
+            "2Vd (embedding and the untied head), Cd (position table), 2d (final LayerNorm).",
         )
     return None
 
