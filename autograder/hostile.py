@@ -322,7 +322,8 @@ def build(attempt, dest: Path, **values):
     """Write the attempt's submission folder at `dest`; `values` fill the code template.
 
     The base is the reference sample, or the sample whose fault makes the target wrong."""
-    code = attempt.code.format(leak=LEAK_MARK, **values)
+    # the mark is printed from two adjacent literals, so the attempt's own source never holds it
+    code = attempt.code.format(leak=LEAK_MARK.replace("-", "' '-"), **values)
     wrong_body = attempt.where in ("module", "exercise") and attempt.target in WRONG_BODY
     fault = faults.by_id(WRONG_BODY[attempt.target]) if wrong_body else None
     shutil.copytree(release.SAMPLES_DIR / (fault.id if fault else "reference"), dest)

@@ -107,8 +107,10 @@ def grade_with_nbgrader(course: Path, names):
         text = report.read_text(encoding="utf-8") if report.exists() else ""
         scores = {cell: (score or 0) for student, cell, score, _ in rows if student == name}
         extra = [credit for student, _, _, credit in rows if student == name and credit]
-        feedback = "".join(p.read_text(encoding="utf-8", errors="replace")
-                           for p in (course / "autograded" / name).rglob("*.ipynb"))
+        # what nbgrader shows the student: the grade cells' outputs (the cells' sources are their own)
+        feedback = "".join(json.dumps(cell.get("outputs", []), ensure_ascii=False)
+                           for p in (course / "autograded" / name).rglob("*.ipynb")
+                           for cell in json.loads(p.read_text(encoding="utf-8"))["cells"])
         results[name] = {"scores": scores, "extra_credit": extra, "text": text + feedback,
                          "skipped": bool(text) and json.loads(text).get("skipped", False)}
     return results, done.returncode, done.stderr[-4000:]

@@ -123,8 +123,9 @@ def test_release_stubs_are_what_the_stub_sample_holds():
 
 def _expected_texts():
     """Every expected value a student could copy, as text: (numbers, lists).  Numbers: exact
-    answers, float answers to their fourth digit, the reference ledger of each parameter_count case;
-    lists: the shape drill's shapes."""
+    answers, float answers to their fourth digit, the reference ledger of each parameter_count case
+    (with three digits or more: 0.5 or -1.0 also stand in the chapter's own words); lists: the
+    shape drill's shapes."""
     numbers, lists = set(), set()
     for answer in registry.ANSWERS:
         value = engine.expected_answer(answer.id)
@@ -137,7 +138,7 @@ def _expected_texts():
                 if isinstance(item, float):
                     numbers.add(f"{item:.4f}")
     numbers |= {str(v) for v in engine.reference_outputs("parameter_count").values()}
-    return {text for text in numbers if len(text) > 2}, lists
+    return {text for text in numbers if sum(ch.isdigit() for ch in text.lstrip("-0.")) >= 3}, lists
 
 
 def test_feedback_of_wrong_work_reveals_no_expected_value(sample_reports, submission, grade):

@@ -26,7 +26,7 @@ PATHS = ("hero", "nbgrader")
 # (escape codes appear raw in an nbgrader notebook and as \u001b in JSON; the worker's own frames
 # and paths are the grader's business)
 FORBIDDEN_TEXT = ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "hidden_check(", "SQLite format 3", hostile.LEAK_MARK,
-                  "\x1b", "\\u001b", "\u202e", "\\u202e", "hero-worker")
+                  "\x1b", "\\u001b", "\u202e", "hero-worker")
 
 
 def _run_batch(tmp, command_prefix=()):

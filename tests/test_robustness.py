@@ -192,3 +192,30 @@ def test_a_detached_grandchild_neither_stalls_the_task_nor_reaches_the_worker(su
     alive = [[line for line in report.item("gelu").output.splitlines() if line.startswith("tasks alive")][0]
              for report in (first, second)]
     assert alive[0] == alive[1], alive
+
+
+def test_root_without_bubblewrap_is_refused_unless_asked_for(monkeypatch):
+    """auto never falls back to running student code as root; HERO_SANDBOX=process says to accept that."""
+    from autograder import sandbox
+
+    monkeypatch.setattr(sandbox, "bubblewrap_works", lambda: False)
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 0)
+    monkeypatch.setenv("HERO_SANDBOX", "auto")
+    with pytest.raises(sandbox.SandboxUnavailable, match="would run as root"):
+        sandbox.choose_isolation()
+    monkeypatch.setenv("HERO_SANDBOX", "process")
+    assert sandbox.choose_isolation() == "process"
+
+
+def test_a_worker_that_is_not_confined_refuses_to_serve():
+    """The worker's own check of what the kernel says: each missing guarantee is named."""
+    from autograder import confine
+
+    confined = {"uid": 65534, "euid": 65534, "gid": 65534, "groups": [], "no_new_privs": True, "seccomp": True,
+                "dumpable": 0, "capabilities": dict.fromkeys(("CapInh", "CapPrm", "CapEff", "CapAmb"), "0" * 16)}
+    assert confine.problems(confined) == []
+    assert confine.problems({**confined, "uid": 0}) == ["runs as uid 0 gid 65534"]
+    assert "holds capabilities" in confine.problems({**confined, "capabilities": {**confined["capabilities"],
+                                                                                  "CapInh": "00000000000000c0"}})[0]
+    assert confine.problems({**confined, "seccomp": False, "no_new_privs": False, "dumpable": 1}) == [
+        "no no_new_privs", "no seccomp", "is dumpable"]
