@@ -18,6 +18,18 @@ KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"), (stat.S_I
          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
 
 
+def read_up_to(fd, limit):
+    """What `fd` holds until its end, stopping once more than `limit` bytes have come."""
+    chunks, size = [], 0
+    while size <= limit:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
 class Refused(Exception):
     """A path of the submission that is not a regular file of an acceptable size."""
 
@@ -78,16 +90,10 @@ class Folder:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
                 raise Refused(f"{relpath} changed while it was read")
-            chunks, size = [], 0
-            while size <= limit:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-            if size > limit:
+            data = read_up_to(fd, limit)
+            if len(data) > limit:
                 raise Refused(f"{relpath} is larger than {limit} bytes")
-            return b"".join(chunks)
+            return data
         finally:
             os.close(fd)
 

@@ -37,7 +37,7 @@ from functools import lru_cache
 from pathlib import Path
 
 MAX_REPLY_BYTES = 16 * 1024 * 1024  # as wire.MAX_REPLY_BYTES; this module imports no torch
-WORKER_FILES = ("worker.py", "probes.py", "wire.py", "confine.py")
+WORKER_FILES = ("worker.py", "probes.py", "wire.py", "confine.py", "safefiles.py")
 SANDBOX_WORKER_DIR = "/opt/hero-worker"  # a folder of the sandbox's own root, outside its scratch /tmp
 START_TIMEOUT = 120.0  # importing torch on a cold, loaded machine
 REPLY_MARGIN = 15.0  # the worker kills a task itself; this only catches a dead worker

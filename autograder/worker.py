@@ -36,6 +36,7 @@ import time  # noqa: E402
 import torch  # noqa: E402  (imported once, shared by every forked child)
 
 import probes  # noqa: E402
+from safefiles import read_up_to  # noqa: E402
 
 IN_PID_NAMESPACE = os.environ.get("HERO_PID_NAMESPACE") == "1"  # set by the bubblewrap sandbox only
 SCRATCH = ("/tmp", "/dev/shm")  # the sandbox's only writable folders
@@ -192,7 +193,7 @@ def child(task_fd, reply_fd, capture_fd):
         os.dup2(capture_fd, 2)
         close_all_but({0, 1, 2, task_fd, reply_fd})
         sys.stdin = open(os.devnull)
-        task = json.loads(read_all(task_fd, MAX_TASK_BYTES))
+        task = json.loads(read_up_to(task_fd, MAX_TASK_BYTES))
         os.close(task_fd)
         os._exit = refuse_exit  # a student's os._exit ends their code, not the task's report
         torch.set_num_threads(1)
@@ -225,17 +226,6 @@ MAX_TASK_BYTES = 64 * 1024 * 1024
 
 def refuse_exit(code=0):
     raise SystemExit(f"os._exit({code}) was called")
-
-
-def read_all(fd, limit):
-    chunks, size = [], 0
-    while size <= limit:
-        chunk = os.read(fd, 1 << 20)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
 
 
 def close_all_but(keep):
