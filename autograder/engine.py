@@ -329,8 +329,9 @@ def judge_exercise(exercise, max_score, reply, devices_seen):
     if _judge_failure(result, reply):
         return result.finish()
     body = reply["payload"]["body"]
-    # the devices are the grader's choice: a reply that leaves one out fails there
-    devices = ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
+    # the devices are the ones the worker found before any task ran, not the reply's say:
+    # a reply that leaves one out fails there
+    devices = reply.get("devices", ["cpu"])
     devices_seen.update(devices)
     load_problems = body.get("load_problems", [])
     # per device and case: ("ok", value) or ("raised", what the student's code raised)
@@ -514,7 +515,7 @@ def _safe_run(pool, task):
         status, data, output = pool.run(task)
     except WorkerFailure as exc:
         return exc
-    reply = {"status": status, "output_tail": output}
+    reply = {"status": status, "output_tail": output, "devices": pool.devices}
     if status != "ok":
         return reply
     if not data:

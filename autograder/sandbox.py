@@ -22,6 +22,7 @@ process holds its reply pipe, and the worker's control socket is closed in it.
 """
 
 import atexit
+import glob
 import json
 import os
 import queue
@@ -127,6 +128,8 @@ def _bwrap_argv(worker_dir, hidden):
             argv += [arg for root in roots if _inside(root, path) for arg in ("--ro-bind", str(root), str(root))]
     argv += [
         "--proc", "/proc", "--dev", "/dev",
+        # a GPU's device nodes, where there is one: the CUDA equivalence checks run in the sandbox too
+        *[arg for node in sorted(glob.glob("/dev/nvidia*")) for arg in ("--dev-bind", node, node)],
         "--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777", "--tmpfs", "/dev/shm",
         "--ro-bind", str(worker_dir), SANDBOX_WORKER_DIR,
         "--remount-ro", "/",
@@ -140,6 +143,8 @@ def _bwrap_argv(worker_dir, hidden):
         "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp",
         "--setenv", "LANG", "C.UTF-8", "--setenv", "OMP_NUM_THREADS", "1", "--setenv", "HERO_PID_NAMESPACE", "1",
         "--setenv", "MPLCONFIGDIR", "/tmp/matplotlib", "--setenv", "IPYTHONDIR", "/tmp/ipython",
+        # the worker asks whether CUDA exists without initialising it, so its forked tasks still can
+        "--setenv", "PYTORCH_NVML_BASED_CUDA_CHECK", "1",
     ]
     if os.geteuid() == 0:
         # no user namespace: the worker turns into a real unprivileged uid (confine.py), for which
@@ -238,6 +243,7 @@ class Worker:
         if not hello.get("ready"):
             raise WorkerFailure("the sandbox is not confined: " + "; ".join(hello.get("problems", [])))
         self.state = hello.get("state", {})
+        self.devices = hello.get("devices", ["cpu"])
 
     def _receive(self, deadline, starting=False):
         left = max(0.0, deadline - time.monotonic())
@@ -349,6 +355,7 @@ class WorkerPool:
         self.isolation = choose_isolation()
         self._limits = describe_limits()
         self.confinement = ""  # what the kernel confirmed in the first worker (see confine.state)
+        self.devices = ["cpu"]  # what the first worker can compute on, found before any task ran
         self.size = size or max(1, min(2, os.cpu_count() or 1))
         self._dir = tempfile.mkdtemp(prefix="hero-worker-")
         here = Path(__file__).resolve().parent
@@ -383,6 +390,7 @@ class WorkerPool:
             self._all.append(worker)
             if not self.confinement:
                 self.confinement = describe_confinement(worker.state)
+                self.devices = worker.devices
         self._idle.put(worker)
 
     @property

@@ -346,7 +346,8 @@ def main():
     make_shell()
     control = socket.socket(fileno=0)
     os.dup2(2, 1)  # stray prints from anything in this process go to the log, never to the grader
-    control.send(json.dumps({"ready": not missing, "problems": missing, "state": found,
+    devices = ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]  # NVML: CUDA stays uninitialised
+    control.send(json.dumps({"ready": not missing, "problems": missing, "state": found, "devices": devices,
                              "torch": torch.__version__}).encode())
     if missing:
         return  # fail closed: the grader reports the sandbox as unavailable
