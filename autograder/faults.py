@@ -193,89 +193,89 @@ def storage_not_transposed(self, x):
        "this is post-LN (normalise after the addition); the course freezes pre-LN: "
        "U = X + Attn(LN1(X)), Y = U + FFN(LN2(U)).")
 def post_ln(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attn(hidden, past_key_value, use_cache)
-    hidden = self.ln1(hidden + attended)
-    hidden = self.ln2(hidden + self.ffn(hidden))
+    attended, present = self.attention(hidden, past_key_value, use_cache)
+    hidden = self.ln_attention(hidden + attended)
+    hidden = self.ln_feedforward(hidden + self.feedforward(hidden))
     return hidden, present
 
 
 @fault("block", "第二套 LayerNorm 读的是 X，而不是已经加上注意力增量的 U。",
        "the second LayerNorm reads X instead of U, the state that already holds the attention increment.")
 def ln2_reads_x(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
-    return hidden + attended + self.ffn(self.ln2(hidden)), present
+    attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
+    return hidden + attended + self.feedforward(self.ln_feedforward(hidden)), present
 
 
 @fault("block", "注意力增量被压成 [B,1,d] 再广播到所有位置；残差相加两端应同为 [B,T,d]，不能靠广播。",
        "the attention increment was squeezed to [B,1,d] and broadcast to every position; "
        "both sides of a residual addition must be [B,T,d].")
 def broadcast_increment(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
     hidden = hidden + attended.mean(dim=1, keepdim=True)
-    return hidden + self.ffn(self.ln2(hidden)), present
+    return hidden + self.feedforward(self.ln_feedforward(hidden)), present
 
 
 @fault("block", "前馈分支缺少残差：Y 应为 U + FFN(LN2(U))，而不是 FFN(LN2(U))。",
        "the feed-forward branch lost its residual: Y = U + FFN(LN2(U)), not FFN(LN2(U)).")
 def ffn_residual_missing(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
     hidden = hidden + attended
-    return self.ffn(self.ln2(hidden)), present
+    return self.feedforward(self.ln_feedforward(hidden)), present
 
 
 @fault("block", "没有返回注意力给出的 present（KV cache）；forward 应返回 (hidden, present)。",
        "the present (KV cache) from attention is not returned; forward returns (hidden, present).")
 def present_dropped(self, hidden, past_key_value=None, use_cache=False):
-    attended, _ = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    attended, _ = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
     hidden = hidden + attended
-    return hidden + self.ffn(self.ln2(hidden)), None
+    return hidden + self.feedforward(self.ln_feedforward(hidden)), None
 
 
 @fault("block", "残差被写成了拼接（cat）：残差是逐元素相加，输出仍是 [B,T,d]。",
        "the residual was written as a concatenation: a residual adds elementwise and keeps [B,T,d].")
 def residual_concatenated(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
     hidden = torch.cat([hidden, attended], dim=-1)
-    return hidden + self.ffn(self.ln2(hidden)), present
+    return hidden + self.feedforward(self.ln_feedforward(hidden)), present
 
 
-@fault("block", "两条分支共用了同一套 LayerNorm（ln1）；每个块有两套独立的归一化，前馈分支用 ln2。",
-       "both branches share one LayerNorm (ln1); a block has two independent norms, the FFN branch uses ln2.")
+@fault("block", "两条分支共用了同一套 LayerNorm（ln_attention）；每个块有两套独立的归一化，前馈分支用 ln_feedforward。",
+       "both branches share one LayerNorm (ln_attention); a block has two independent norms, the FFN branch uses ln_feedforward.")
 def shared_layer_norm(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
     hidden = hidden + attended
-    return hidden + self.ffn(self.ln1(hidden)), present
+    return hidden + self.feedforward(self.ln_attention(hidden)), present
 
 
 @fault("block", "注意力分支缺少残差：U 应为 X + Attn(LN1(X))，而不是 Attn(LN1(X))。",
        "the attention branch lost its residual: U = X + Attn(LN1(X)), not Attn(LN1(X)).")
 def attention_residual_missing(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
     hidden = attended
-    return hidden + self.ffn(self.ln2(hidden)), present
+    return hidden + self.feedforward(self.ln_feedforward(hidden)), present
 
 
 @fault("block", "注意力增量被加了两次。", "the attention increment was added twice.")
 def attention_added_twice(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
     hidden = hidden + attended
-    return hidden + attended + self.ffn(self.ln2(hidden)), present
+    return hidden + attended + self.feedforward(self.ln_feedforward(hidden)), present
 
 
 @fault("block", "返回的是传入的 past_key_value，而不是注意力新给出的 present。",
        "returns the incoming past_key_value instead of the present that attention produced.")
 def present_from_input(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
     hidden = hidden + attended
-    return hidden + self.ffn(self.ln2(hidden)), past_key_value
+    return hidden + self.feedforward(self.ln_feedforward(hidden)), past_key_value
 
 
 @fault("block", "在残差主路上加了 dropout：训练模式下它会随机丢掉输入本身；dropout 只属于分支内部。",
        "dropout on the residual stream: in training mode it drops the input itself; dropout belongs inside the branches.")
 def dropout_on_residual(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
     hidden = F.dropout(hidden + attended, p=0.1, training=self.training)
-    return hidden + self.ffn(self.ln2(hidden)), present
+    return hidden + self.feedforward(self.ln_feedforward(hidden)), present
 
 
 # --- parameter_count -----------------------------------------------------------------

@@ -99,7 +99,7 @@ def make_cases(exercise_id):
 
 def _block_weight_shapes():
     return {
-        "ln1.weight": (WIDTH,), "ln1.bias": (WIDTH,), "ln2.weight": (WIDTH,), "ln2.bias": (WIDTH,),
+        "ln_attention.weight": (WIDTH,), "ln_attention.bias": (WIDTH,), "ln_feedforward.weight": (WIDTH,), "ln_feedforward.bias": (WIDTH,),
         "fc1.weight": (FFN_WIDTH, WIDTH), "fc1.bias": (FFN_WIDTH,),
         "fc2.weight": (WIDTH, FFN_WIDTH), "fc2.bias": (WIDTH,),
     }
@@ -215,25 +215,25 @@ def _run_block(module, case_name, case, device):
     x = case["x"]
     if case_name == "wiring":
         # distinct doubles: LN1 -> 2x+1, LN2 -> x-3, attention -> half the prefix mean, FFN -> x^2
-        block.ln1, block.ln2 = Affine(2.0, 1.0), Affine(1.0, -3.0)
-        block.attn, block.ffn = PrefixMeanAttention(), Square()
+        block.ln_attention, block.ln_feedforward = Affine(2.0, 1.0), Affine(1.0, -3.0)
+        block.attention, block.feedforward = PrefixMeanAttention(), Square()
         return block(x, None, True)
     if case_name == "zero_branches":
         # doubles for the norms too: the identity must hold whatever state the student's LayerNorm is in
-        block.ln1, block.ln2 = Affine(2.0, 1.0), Affine(1.0, -3.0)
-        block.attn, block.ffn = ZeroAttention(), Zero()
+        block.ln_attention, block.ln_feedforward = Affine(2.0, 1.0), Affine(1.0, -3.0)
+        block.attention, block.feedforward = ZeroAttention(), Zero()
         return block(x)
     if case_name == "training":
         # the doubles have no dropout, so a correct block is deterministic in training mode too
-        block.ln1, block.ln2 = Affine(2.0, 1.0), Affine(1.0, -3.0)
-        block.attn, block.ffn = PrefixMeanAttention(), Square()
+        block.ln_attention, block.ln_feedforward = Affine(2.0, 1.0), Affine(1.0, -3.0)
+        block.attention, block.feedforward = PrefixMeanAttention(), Square()
         block.train()
         torch.manual_seed(0)
         return block(x)
-    block.ln1 = _layer_norm(case["ln1.weight"], case["ln1.bias"]).to(device)
-    block.ln2 = _layer_norm(case["ln2.weight"], case["ln2.bias"]).to(device)
-    block.attn = PrefixMeanAttention()
-    block.ffn = nn.Sequential(
+    block.ln_attention = _layer_norm(case["ln_attention.weight"], case["ln_attention.bias"]).to(device)
+    block.ln_feedforward = _layer_norm(case["ln_feedforward.weight"], case["ln_feedforward.bias"]).to(device)
+    block.attention = PrefixMeanAttention()
+    block.feedforward = nn.Sequential(
         _linear(case["fc1.weight"], case["fc1.bias"]), nn.GELU(), _linear(case["fc2.weight"], case["fc2.bias"])
     ).to(device)
     if case_name in ("real", "changed_future"):
@@ -245,7 +245,7 @@ def _run_block(module, case_name, case, device):
         return torch.cat([head, tail], dim=1), present
     if case_name == "given_past":
         # a cache made by the attention double itself, so the block's own first call does not matter
-        _, past = block.attn(block.ln1(x[:, :2]), None, True)
+        _, past = block.attention(block.ln_attention(x[:, :2]), None, True)
         return block(x[:, 2:], past, True)
     raise KeyError(case_name)
 

@@ -128,12 +128,12 @@ def _shape_drill(model):
     cfg = model.Config(vocab_size=10, block_size=6, d_model=4, n_heads=2, n_layers=1, d_ff=8, dropout=0.0)
     block = model.TransformerBlock(cfg)
     x = torch.zeros(2, 3, 4)
-    q = block.attn._split_heads(x)
+    q = block.attention._split_heads(x)
     return {
-        "layer_norm": list(block.ln1(x).shape),
+        "layer_norm": list(block.ln_attention(x).shape),
         "per_head_q": list(q.shape),
         "attention_weights": list((q @ q.transpose(-2, -1)).shape),
-        "ffn_hidden": list(block.ffn.fc1(x).shape),
+        "ffn_hidden": list(block.feedforward.fc1(x).shape),
         "block_output": list(block(x)[0].shape),
     }
 

@@ -113,6 +113,14 @@ def _bwrap_argv(worker_dir, hidden):
             argv += ["--symlink", os.readlink(name), name]
         elif os.path.isdir(name):
             argv += ["--ro-bind", name, name]
+    # the scratch folders first: a Python environment that lives under /tmp (a clone in a
+    # temporary folder, say) is then bound on top of the scratch tmpfs, not hidden by it
+    argv += [
+        "--proc", "/proc", "--dev", "/dev",
+        # a GPU's device nodes, where there is one: the CUDA equivalence checks run in the sandbox too
+        *[arg for node in sorted(glob.glob("/dev/nvidia*")) for arg in ("--dev-bind", node, node)],
+        "--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777", "--tmpfs", "/dev/shm",
+    ]
     roots = python_roots()
     # bwrap makes the folders leading to a bind point private to root; the sandbox's uid must pass
     leading = sorted({str(a) for r in [*roots, Path(SANDBOX_WORKER_DIR)] for a in r.parents if str(a) != "/"})
@@ -127,10 +135,6 @@ def _bwrap_argv(worker_dir, hidden):
             argv += ["--tmpfs", str(path)]
             argv += [arg for root in roots if _inside(root, path) for arg in ("--ro-bind", str(root), str(root))]
     argv += [
-        "--proc", "/proc", "--dev", "/dev",
-        # a GPU's device nodes, where there is one: the CUDA equivalence checks run in the sandbox too
-        *[arg for node in sorted(glob.glob("/dev/nvidia*")) for arg in ("--dev-bind", node, node)],
-        "--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777", "--tmpfs", "/dev/shm",
         "--ro-bind", str(worker_dir), SANDBOX_WORKER_DIR,
         "--remount-ro", "/",
         "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",

@@ -90,19 +90,29 @@ def functional_linear_ffn(self, x):
     return self.dropout(F.linear(hidden, self.fc2.weight, self.fc2.bias))
 
 
+@variant("block", "seed 000's own answer, in its structure: the call to attention split over lines")
+def seed_block(self, hidden, past_key_value=None, use_cache=False):
+    attended, present = self.attention(
+        self.ln_attention(hidden), past_key_value, use_cache
+    )
+    hidden = hidden + attended
+    hidden = hidden + self.feedforward(self.ln_feedforward(hidden))
+    return hidden, present
+
+
 @variant("block", "in-place additions on a new tensor, keyword arguments")
 def inplace_block(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attn(self.ln1(hidden), past_key_value=past_key_value, use_cache=use_cache)
+    attended, present = self.attention(self.ln_attention(hidden), past_key_value=past_key_value, use_cache=use_cache)
     state = hidden + attended
-    state += self.ffn(self.ln2(state))
+    state += self.feedforward(self.ln_feedforward(state))
     return state, present
 
 
 @variant("block", "named U and Y, tuple unpacking afterwards")
 def named_block(self, hidden, past_key_value=None, use_cache=False):
-    attention_out = self.attn(self.ln1(hidden), past_key_value, use_cache)
+    attention_out = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
     u = torch.add(hidden, attention_out[0])
-    y = torch.add(u, self.ffn(self.ln2(u)))
+    y = torch.add(u, self.feedforward(self.ln_feedforward(u)))
     return (y, attention_out[1])
 
 

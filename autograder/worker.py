@@ -28,7 +28,6 @@ import importlib.util  # noqa: E402
 import json  # noqa: E402
 import linecache  # noqa: E402
 import select  # noqa: E402
-import shutil  # noqa: E402
 import signal  # noqa: E402
 import socket  # noqa: E402
 import time  # noqa: E402
@@ -320,24 +319,32 @@ def wipe_scratch():
     if not IN_PID_NAMESPACE:
         return
     for folder in SCRATCH:
-        for entry in os.listdir(folder):
-            path = os.path.join(folder, entry)
-            try:
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path, onerror=_make_removable)
-                else:
-                    os.unlink(path)
-            except OSError:
-                pass
+        _wipe(folder, os.lstat(folder).st_dev)
 
 
-def _make_removable(function, path, _):
-    os.chmod(os.path.dirname(path), 0o700)  # a task may leave a folder without write permission
-    if os.path.isdir(path) and not os.path.islink(path):
-        os.chmod(path, 0o700)
-        shutil.rmtree(path, onerror=_make_removable)
-    else:
-        function(path)
+def _wipe(folder, device):
+    """Remove everything under `folder` on the scratch file system `device`; a folder that holds a
+    read-only bind (the Python environment of a clone under /tmp) keeps that bind and nothing else."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if info.st_dev != device:
+                continue  # a mount point: the bound Python environment, not the task's
+            if entry.is_dir(follow_symlinks=False):
+                try:
+                    os.chmod(entry.path, 0o700)  # a task may leave a folder it cannot be removed from
+                except OSError:
+                    pass
+                _wipe(entry.path, device)
+                os.rmdir(entry.path)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            pass  # still holds a bind mount, or was made by bwrap as root: the task cannot write there
 
 
 def main():

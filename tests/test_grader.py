@@ -160,3 +160,11 @@ def test_feedback_of_wrong_work_reveals_no_expected_value(sample_reports, submis
 def test_a_wrong_ledger_names_the_misconception(sample_reports, fault_id, words):
     item = sample_reports[fault_id].item("parameter_count")
     assert item.score == 0 and words in item.feedback_en, item.feedback_en
+
+
+def test_the_seeds_own_block_body_earns_full_marks(sample_reports):
+    """Seed 000 answers TransformerBlock.forward with the submodule names ln_attention, attention,
+    ln_feedforward and feedforward; that body must run unchanged and earn the block's points."""
+    report = sample_reports["correct_seed_block"]
+    assert report.item("block").score == report.item("block").max_score == 3
+    assert report.score == report.max_score

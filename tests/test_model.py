@@ -45,9 +45,9 @@ def test_gelu_is_exact_not_tanh():
 def test_projections_biases_and_head():
     lm = model.TransformerLM(CHAPTER)
     block = lm.blocks[0]
-    assert block.attn.qkv.bias is None and block.attn.proj.bias is None
-    assert block.ffn.fc1.bias is not None and block.ffn.fc2.bias is not None
-    assert block.ln1 is not block.ln2
+    assert block.attention.qkv.bias is None and block.attention.proj.bias is None
+    assert block.feedforward.fc1.bias is not None and block.feedforward.fc2.bias is not None
+    assert block.ln_attention is not block.ln_feedforward
     assert lm.blocks[0] is not lm.blocks[1]
     assert lm.head.weight.data_ptr() != lm.token_embedding.weight.data_ptr()
     assert lm.position_embedding.weight.shape == (64, 64)
@@ -62,9 +62,9 @@ def test_pre_ln_block_is_identity_with_zero_branches_and_causal():
     changed[:, 2] += 1
     assert torch.allclose(block(changed)[0][:, :2], y[:, :2])
     with torch.no_grad():
-        block.attn.proj.weight.zero_()
-        block.ffn.fc2.weight.zero_()
-        block.ffn.fc2.bias.zero_()
+        block.attention.proj.weight.zero_()
+        block.feedforward.fc2.weight.zero_()
+        block.feedforward.fc2.bias.zero_()
     assert torch.equal(block(x)[0], x)
 
 

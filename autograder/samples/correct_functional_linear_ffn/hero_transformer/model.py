@@ -131,16 +131,16 @@ class CausalSelfAttention(nn.Module):
 class TransformerBlock(nn.Module):
     def __init__(self, cfg: Config):
         super().__init__()
-        self.ln1 = LayerNorm(cfg.d_model)
-        self.attn = CausalSelfAttention(cfg)
-        self.ln2 = LayerNorm(cfg.d_model)
-        self.ffn = FeedForward(cfg)
+        self.ln_attention = LayerNorm(cfg.d_model)
+        self.attention = CausalSelfAttention(cfg)
+        self.ln_feedforward = LayerNorm(cfg.d_model)
+        self.feedforward = FeedForward(cfg)
 
     def forward(self, hidden, past_key_value=None, use_cache=False):
         """Pre-LN: U = X + Attn(LN1(X)); Y = U + FFN(LN2(U)). Returns (Y, present)."""
-        attended, present = self.attn(self.ln1(hidden), past_key_value, use_cache)
+        attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
         hidden = hidden + attended
-        hidden = hidden + self.ffn(self.ln2(hidden))
+        hidden = hidden + self.feedforward(self.ln_feedforward(hidden))
         return hidden, present
 
 

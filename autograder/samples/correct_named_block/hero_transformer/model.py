@@ -130,16 +130,16 @@ class CausalSelfAttention(nn.Module):
 class TransformerBlock(nn.Module):
     def __init__(self, cfg: Config):
         super().__init__()
-        self.ln1 = LayerNorm(cfg.d_model)
-        self.attn = CausalSelfAttention(cfg)
-        self.ln2 = LayerNorm(cfg.d_model)
-        self.ffn = FeedForward(cfg)
+        self.ln_attention = LayerNorm(cfg.d_model)
+        self.attention = CausalSelfAttention(cfg)
+        self.ln_feedforward = LayerNorm(cfg.d_model)
+        self.feedforward = FeedForward(cfg)
 
     def forward(self, hidden, past_key_value=None, use_cache=False):
         """Pre-LN: U = X + Attn(LN1(X)); Y = U + FFN(LN2(U)). Returns (Y, present)."""
-        attention_out = self.attn(self.ln1(hidden), past_key_value, use_cache)
+        attention_out = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
         u = torch.add(hidden, attention_out[0])
-        y = torch.add(u, self.ffn(self.ln2(u)))
+        y = torch.add(u, self.feedforward(self.ln_feedforward(u)))
         return (y, attention_out[1])
 
 

@@ -175,7 +175,7 @@ def check_block():
     with torch.no_grad():
         y, _ = block(x)
         y_changed, _ = block(x_changed)
-        for branch in (block.attn.proj, block.ffn.fc2):
+        for branch in (block.attention.proj, block.feedforward.fc2):
             branch.weight.zero_()
             if branch.bias is not None:
                 branch.bias.zero_()
