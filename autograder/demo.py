@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 
-from . import faults, registry, release
+from . import faults, forbidden, registry, release
 from .nbgrader_glue import REPORT_NAME
 
 ROOT = registry.REPO_ROOT / "build" / "demo"
@@ -35,11 +35,13 @@ def nbgrader(*args, log_level="WARN"):
 
 def expected_losses(sample):
     """The items a sample must lose: nothing for the reference and the correct variants,
-    everything for the stubs, the faulty exercise for a fault."""
+    everything for the stubs, the faulty exercise for a fault or a forbidden shortcut."""
     if sample == "reference" or sample.startswith("correct_"):
         return set()
     if sample == "stubs":
         return None  # every item
+    if sample.startswith("forbidden_"):
+        return {next(s for s in forbidden.CATALOGUE if s.sample == sample).exercise}
     return {faults.by_id(sample).exercise}
 
 

@@ -6,6 +6,7 @@ worker (patching torch.allclose, builtins, printing "PASS"...) reaches them.
 """
 
 import concurrent.futures
+import dataclasses
 import json
 import re
 import secrets
@@ -357,7 +358,15 @@ def judge_exercise(exercise, max_score, reply, devices_seen):
             result.checks.append(Check(label, problem is None, *(problem or ("", ""))))
     cpu_values = {name: value for name, (kind, value) in cpu.items() if kind == "ok"}
     result.checks.extend(_properties(exercise.id, cpu_values))
-    if not all(check.passed for check in result.checks):
+    # the call is named from the registry, never from the reply's own words
+    used = [entry.call for entry in exercise.forbids if entry.call in body.get("forbidden", [])]
+    for call in used:
+        result.checks.insert(0, Check(
+            "uses no forbidden shortcut", False,
+            f"本练习要求自己写出计算，不能调用 {call}；评分器在运行你的代码时看到了这个调用。",
+            f"this exercise asks you to write the computation yourself, not to call {call}; the grader saw "
+            "your code make that call."))
+    if not all(check.passed for check in result.checks) and not used:
         diagnosis = _diagnose(exercise.id, cpu_values)
         if diagnosis is not None:
             result.feedback_zh = "可能的误解：" + diagnosis.zh
@@ -546,7 +555,8 @@ def _plan(folder: Path, assignment_id, timeout):
     for exercise in assignment.exercises:
         cases = {name: {k: probes.encode(v) for k, v in case.items()} for name, case in probes.make_cases(exercise.id).items()}
         tasks[exercise.id] = {"key": secrets.token_hex(8), "kind": "exercise", "exercise": exercise.id,
-                              "files": files, "cases": cases, "timeout": timeout}
+                              "files": files, "cases": cases, "timeout": timeout,
+                              "forbids": [dataclasses.asdict(entry) for entry in exercise.forbids]}
     if cells is not None:
         # the notebook runs top to bottom once, with a time budget for all its cells
         tasks["notebook"] = {"key": secrets.token_hex(8), "kind": "notebook", "files": files, "cells": cells,

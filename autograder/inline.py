@@ -10,6 +10,8 @@ That path is for checking the course itself, not for grading untrusted code:
 a kernel that ran student code can be tampered with.
 """
 
+import dataclasses
+
 from . import engine, probes, registry
 
 
@@ -29,8 +31,10 @@ def hidden_check(item_id, value=None):
     item = assignment.item(item_id)
     max_score = assignment.points()[item_id]
     if isinstance(item, registry.Exercise):
-        outputs = probes.run_all(_student_model(), item.id, probes.make_cases(item.id), "cpu")
-        result = engine.judge_exercise(item, max_score, _as_reply({"devices": ["cpu"], "outputs": {"cpu": outputs}}), set())
+        with probes.watching([dataclasses.asdict(entry) for entry in item.forbids]) as forbidden:
+            outputs = probes.run_all(_student_model(), item.id, probes.make_cases(item.id), "cpu")
+        body = {"devices": ["cpu"], "outputs": {"cpu": outputs}, "forbidden": sorted(forbidden)}
+        result = engine.judge_exercise(item, max_score, _as_reply(body), set())
     else:
         body = {"values": {item.variable: {"ok": probes.encode(value)}}, "cell_failures": []}
         result = engine.judge_answer(item, max_score, _as_reply(body), None)

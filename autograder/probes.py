@@ -250,6 +250,51 @@ def _run_block(module, case_name, case, device):
     raise KeyError(case_name)
 
 
+@contextlib.contextmanager
+def watching(forbids):
+    """Record which forbidden calls the code under test makes: `forbids` holds dicts with the
+    fields of registry.Forbidden.  Aten operators are seen through a TorchDispatchMode, so every
+    route to them counts; module construction through nn.Module.__init__.  The record is what
+    the student's own process saw: it catches a shortcut taken in good faith, not one hidden by
+    code that switches the watch off (docs/grading.md says so)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen = set()
+    by_op = {op: entry["call"] for entry in forbids for op in entry.get("ops", ())}
+    builders = [entry["call"] for entry in forbids if entry.get("builds_modules")]
+
+    class Watch(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            call = by_op.get(func._overloadpacket.__name__)
+            if call:
+                seen.add(call)
+            return func(*args, **(kwargs or {}))
+
+    original_init = nn.Module.__init__
+
+    def watched_init(self, *args, **kwargs):
+        seen.add(builders[0])
+        original_init(self, *args, **kwargs)
+
+    if builders:
+        nn.Module.__init__ = watched_init
+    try:
+        if by_op:
+            with Watch():
+                yield seen
+        else:
+            yield seen
+    finally:
+        nn.Module.__init__ = original_init
+
+
+def warm_up():
+    """A dispatch mode's first use imports a good deal of torch (about 1.8 s here): the worker
+    pays that once, before it forks any task, instead of once per watched task."""
+    with watching([{"call": "warm-up", "ops": ("add",)}]):
+        torch.ones(1) + 1
+
+
 def run_all(module, exercise_id, cases, device):
     """Every case's outputs, or what the code under test raised on it."""
     outputs = {}

@@ -22,6 +22,17 @@ COURSE_DIR = REPO_ROOT / SOURCE_DIR
 
 
 @dataclass(frozen=True)
+class Forbidden:
+    """A shortcut the chapter forbids in an exercise, and how the grader sees it being taken:
+    the aten operators it runs (whatever the route: an alias, getattr, an import inside the
+    function, torch.ops), or the construction of any nn.Module during the call."""
+
+    call: str  # the call as the feedback names it
+    ops: tuple = ()
+    builds_modules: bool = False
+
+
+@dataclass(frozen=True)
 class Exercise:
     """A stub in the package: `raise NotImplementedError('<id>')` in `target`."""
 
@@ -30,6 +41,7 @@ class Exercise:
     target: str  # qualified name inside hero_transformer/model.py
     title_zh: str
     title_en: str
+    forbids: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -69,12 +81,19 @@ class Assignment:
         raise KeyError(item_id)
 
 
+BUILT_IN_NORMS = ("native_layer_norm", "native_group_norm", "native_batch_norm", "_native_batch_norm_legit",
+                  "_native_batch_norm_legit_no_training")
 EXERCISES = (
-    Exercise("layer_norm", 5, "LayerNorm.forward", "逐位置 LayerNorm", "per-position LayerNorm"),
-    Exercise("gelu", 5, "gelu", "精确 GELU", "exact GELU"),
+    Exercise("layer_norm", 5, "LayerNorm.forward", "逐位置 LayerNorm", "per-position LayerNorm",
+             (Forbidden("torch.nn.functional.layer_norm / torch.layer_norm / nn.LayerNorm (or another built-in norm)",
+                        ops=BUILT_IN_NORMS),)),
+    Exercise("gelu", 5, "gelu", "精确 GELU", "exact GELU",
+             (Forbidden("torch.nn.functional.gelu / nn.GELU", ops=("gelu",)),)),
     Exercise("feedforward", 5, "FeedForward.forward", "逐位置前馈网络 FFN", "position-wise feed-forward network"),
     Exercise("block", 5, "TransformerBlock.forward", "pre-LN 解码块", "the pre-LN decoder block"),
-    Exercise("parameter_count", 5, "parameter_count", "参数账本公式", "the parameter ledger formula"),
+    Exercise("parameter_count", 5, "parameter_count", "参数账本公式", "the parameter ledger formula",
+             (Forbidden("building a model (TransformerLM or any nn.Module) to count its parameters",
+                        builds_modules=True),)),
 )
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 import nbformat
 
 from . import faults, registry
+from . import forbidden as shortcuts
 from . import variants as correct
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
@@ -194,7 +195,7 @@ def _write_samples(output_root, assignment, release):
     variants = {"reference": sample_package(assignment.chapter), "stubs": student_package(assignment.chapter)}
     for entry in faults.CATALOGUE:
         variants[entry.id] = sample_package(assignment.chapter, entry)
-    for entry in correct.CATALOGUE:
+    for entry in correct.CATALOGUE + shortcuts.CATALOGUE:
         variants[entry.sample] = sample_package(assignment.chapter, entry)
     for name, files in variants.items():
         folder = samples / name

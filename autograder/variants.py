@@ -36,11 +36,6 @@ def variant(exercise, note):
     return register
 
 
-@variant("layer_norm", "torch.nn.functional.layer_norm inside the method")
-def functional_layer_norm(self, x):
-    return F.layer_norm(x, (x.shape[-1],), self.weight, self.bias, self.eps)
-
-
 @variant("layer_norm", "var(unbiased=False)")
 def var_population(self, x):
     mean = x.mean(-1, keepdim=True)
@@ -60,11 +55,6 @@ def float64_inside(self, x):
     centered = wide - wide.mean(-1, keepdim=True)
     normalised = centered / (centered.square().mean(-1, keepdim=True) + self.eps).sqrt()
     return (normalised * self.weight.double() + self.bias.double()).to(x.dtype)
-
-
-@variant("gelu", "F.gelu(approximate='none')")
-def functional_gelu(x):
-    return F.gelu(x, approximate="none")
 
 
 @variant("gelu", "x times the normal CDF, torch.special.ndtr")

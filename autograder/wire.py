@@ -139,7 +139,8 @@ def _reply_schema():
                                                 "items": {"enum": ["cpu", "cuda"]}},
                                     "outputs": {"type": "object", "additionalProperties": False,
                                                 "properties": {"cpu": named, "cuda": named}},
-                                    "load_problems": problems}}
+                                    "load_problems": problems,
+                                    "forbidden": {"type": "array", "maxItems": 10, "items": text}}}
     failure = {"type": "object", "additionalProperties": False, "required": ["cell", "kind", "message"],
                "properties": {"cell": {"type": "integer", "minimum": 0}, **raised_properties}}
     notebook_body = {"additionalProperties": False, "required": ["values", "cell_failures"],

@@ -120,8 +120,9 @@ def run_exercise(task):
         torch.backends.cudnn.allow_tf32 = False
         devices.append("cuda")
     cases = {name: {key: probes.decode(value) for key, value in case.items()} for name, case in task["cases"].items()}
-    outputs = {device: probes.run_all(module, task["exercise"], cases, device) for device in devices}
-    return {"devices": devices, "outputs": outputs}
+    with probes.watching(task.get("forbids", [])) as forbidden:
+        outputs = {device: probes.run_all(module, task["exercise"], cases, device) for device in devices}
+    return {"devices": devices, "outputs": outputs, "forbidden": sorted(forbidden)[:10]}
 
 
 def make_shell():
@@ -351,6 +352,7 @@ def main():
     found = confine.state()
     missing = confine.problems(found) if IN_PID_NAMESPACE else []
     make_shell()
+    probes.warm_up()
     control = socket.socket(fileno=0)
     os.dup2(2, 1)  # stray prints from anything in this process go to the log, never to the grader
     devices = ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]  # NVML: CUDA stays uninitialised

@@ -66,7 +66,7 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(SUMMARY["kill matrix"])
     if SUMMARY:
         terminalreporter.section("grader catalogues")
-        for key in ("faulty", "correct", "hostile", "bad input"):
+        for key in ("faulty", "correct", "forbidden", "hostile", "bad input"):
             if key in SUMMARY:
                 terminalreporter.write_line(SUMMARY[key])
 

@@ -1,8 +1,10 @@
 """Every check of the grader, proven both ways: the reference passes it, a known fault fails it."""
 
+import shutil
+
 import pytest
 
-from autograder import engine, faults, registry, release, variants
+from autograder import engine, faults, forbidden, registry, release, variants
 
 from conftest import SAMPLES, SUMMARY
 
@@ -168,3 +170,62 @@ def test_the_seeds_own_block_body_earns_full_marks(sample_reports):
     report = sample_reports["correct_seed_block"]
     assert report.item("block").score == report.item("block").max_score == 3
     assert report.score == report.max_score
+
+
+@pytest.fixture(scope="module")
+def graded_alone(pool, tmp_path_factory):
+    """Every correct variant and the reference body of each exercise, in a package whose other
+    exercises are all stubs, and again all faulty (each with the first fault of its catalogue)."""
+    root = tmp_path_factory.mktemp("alone")
+    bodies = [(v.id, v.exercise, v.function) for v in variants.CATALOGUE]
+    bodies += [(f"reference_{e.id}", e.id, None) for e in registry.EXERCISES]
+    first_fault = {e.id: faults.for_exercise(e.id)[0] for e in registry.EXERCISES}
+    folders, cases = [], []
+    for name, exercise_id, function in bodies:
+        for others in ("stubbed", "faulty"):
+            def replace(exercise, body, indent, exercise_id=exercise_id, function=function, others=others):
+                if exercise.id == exercise_id:
+                    return release._function_body(function, indent) if function else body
+                if others == "stubbed":
+                    return release.stub_lines(exercise, indent)
+                return release._function_body(first_fault[exercise.id].function, indent)
+            folder = root / f"{name}-{others}"
+            shutil.copytree(SAMPLES / "reference", folder)
+            release.write_files(folder, release.render_package(replace))
+            folders.append(folder)
+            cases.append((name, exercise_id, others))
+    reports = engine.grade_many(folders, "ch05_block", pool=pool)
+    return list(zip(cases, reports))
+
+
+def test_every_exercise_is_graded_alone(graded_alone):
+    """A correct body earns full marks whatever state the other exercises are in."""
+    wrong = [(name, others, report.item(exercise_id).feedback_en)
+             for (name, exercise_id, others), report in graded_alone
+             if report.item(exercise_id).score != report.item(exercise_id).max_score]
+    assert not wrong, wrong
+    # and the others really were broken: every other exercise lost its points
+    for (name, exercise_id, others), report in graded_alone:
+        lost = {item.id for item in report.items if item.kind == "exercise" and item.score == 0}
+        assert lost == {e.id for e in registry.EXERCISES} - {exercise_id}, (name, others, lost)
+
+
+@pytest.mark.parametrize("entry", forbidden.CATALOGUE, ids=lambda s: s.id)
+def test_a_forbidden_shortcut_loses_its_exercise_and_names_the_call(sample_reports, entry):
+    report = sample_reports[entry.sample]
+    lost = {item.id for item in report.items if item.score < item.max_score}
+    assert lost == {entry.exercise}
+    exercise = next(e for e in registry.EXERCISES if e.id == entry.exercise)
+    item = report.item(entry.exercise)
+    # the values are right: the shortcut is the only thing that costs the points
+    assert [check.name for check in item.checks if not check.passed] == ["uses no forbidden shortcut"]
+    for call in (forbid.call for forbid in exercise.forbids):
+        assert call in item.feedback_en and call in item.feedback_zh, item.feedback_en
+
+
+def test_forbidden_catalogue_summary(sample_reports):
+    caught = [s for s in forbidden.CATALOGUE if sample_reports[s.sample].item(s.exercise).score == 0
+              and "the grader saw" in sample_reports[s.sample].item(s.exercise).feedback_en]
+    SUMMARY["forbidden"] = f"forbidden {len(caught)}/{len(forbidden.CATALOGUE)} shortcuts caught"
+    assert len(caught) == len(forbidden.CATALOGUE)
+    assert {s.exercise for s in forbidden.CATALOGUE} == {e.id for e in registry.EXERCISES if e.forbids}

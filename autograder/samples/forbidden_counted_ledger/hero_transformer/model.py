@@ -1,0 +1,195 @@
+"""A small decoder-only Transformer, built chapter by chapter.
+
+Frozen conventions (README.md, "The model"):
+pre-LN blocks, two independent LayerNorms per block (LN2 reads U),
+population variance with eps = 1e-5 inside the square root, exact (erf) GELU,
+bias-free Q/K/V/O projections, FFN with biases, learned absolute positions,
+a final LayerNorm and an untied output head.
+
+Exercise bodies are fenced with nbgrader's solution markers; each chapter's
+student release replaces them with ``raise NotImplementedError('<id>')``.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple, Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+EPS = 1e-5
+
+
+@dataclass(frozen=True)
+class Config:
+    vocab_size: int
+    block_size: int
+    d_model: int
+    n_heads: int
+    n_layers: int
+    d_ff: int
+    dropout: float = 0.0
+
+    def __post_init__(self):
+        if self.d_model % self.n_heads != 0:
+            raise ValueError(
+                f"d_model={self.d_model} 必须能被 n_heads={self.n_heads} 整除 "
+                f"(d_model must be divisible by n_heads)"
+            )
+
+
+# --- Chapter 5: normalisation, activation, feed-forward, the block ---------
+
+
+class LayerNorm(nn.Module):
+    """Per-position LayerNorm over the last (feature) axis."""
+
+    def __init__(self, d_model: int, eps: float = EPS):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        centered = x - mean
+        variance = (centered * centered).mean(dim=-1, keepdim=True)
+        return centered / torch.sqrt(variance + self.eps) * self.weight + self.bias
+
+
+def gelu(x):
+    """Exact GELU: x * Phi(x), with Phi the standard normal CDF."""
+    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
+
+
+class GELU(nn.Module):
+    def forward(self, x):
+        return gelu(x)
+
+
+class FeedForward(nn.Module):
+    """Position-wise FFN: Linear(d, f) -> GELU -> Linear(f, d), both with biases."""
+
+    def __init__(self, cfg: Config):
+        super().__init__()
+        self.fc1 = nn.Linear(cfg.d_model, cfg.d_ff)
+        self.activation = GELU()
+        self.fc2 = nn.Linear(cfg.d_ff, cfg.d_model)
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def forward(self, x):
+        return self.dropout(self.fc2(self.activation(self.fc1(x))))
+
+
+# --- Chapter 4 (kept as working code from chapter 5 on) --------------------
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head causal self-attention with a key/value cache.
+
+    ``past_key_value`` is ``(keys, values)``, each ``[B, h, T_past, d_h]``.
+    Returns ``(output, present)``; ``present`` is the extended cache when
+    ``use_cache`` is true and ``None`` otherwise.
+    """
+
+    def __init__(self, cfg: Config):
+        super().__init__()
+        self.n_heads = cfg.n_heads
+        self.head_dim = cfg.d_model // cfg.n_heads
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)  # fused [3d, d]
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
+        self.attn_dropout = nn.Dropout(cfg.dropout)
+        self.resid_dropout = nn.Dropout(cfg.dropout)
+
+    def _split_heads(self, t):
+        batch, length, _ = t.shape
+        return t.view(batch, length, self.n_heads, self.head_dim).transpose(1, 2)
+
+    def forward(self, x, past_key_value=None, use_cache=False):
+        batch, length, width = x.shape
+        q, k, v = (self._split_heads(t) for t in self.qkv(x).split(width, dim=-1))
+        if past_key_value is not None:
+            past_k, past_v = past_key_value
+            k = torch.cat([past_k, k], dim=2)
+            v = torch.cat([past_v, v], dim=2)
+        total = k.shape[2]
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
+        # query i sits at absolute position total - length + i and may see keys up to it
+        allowed = torch.ones(length, total, dtype=torch.bool, device=x.device).tril(total - length)
+        scores = scores.masked_fill(~allowed, float("-inf"))
+        weights = self.attn_dropout(torch.softmax(scores, dim=-1))
+        out = (weights @ v).transpose(1, 2).reshape(batch, length, width)
+        present = (k, v) if use_cache else None
+        return self.resid_dropout(self.proj(out)), present
+
+
+# --- Chapter 5: the pre-LN block --------------------------------------------
+
+
+class TransformerBlock(nn.Module):
+    def __init__(self, cfg: Config):
+        super().__init__()
+        self.ln_attention = LayerNorm(cfg.d_model)
+        self.attention = CausalSelfAttention(cfg)
+        self.ln_feedforward = LayerNorm(cfg.d_model)
+        self.feedforward = FeedForward(cfg)
+
+    def forward(self, hidden, past_key_value=None, use_cache=False):
+        """Pre-LN: U = X + Attn(LN1(X)); Y = U + FFN(LN2(U)). Returns (Y, present)."""
+        attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
+        hidden = hidden + attended
+        hidden = hidden + self.feedforward(self.ln_feedforward(hidden))
+        return hidden, present
+
+
+def parameter_count(V, C, N, d, f):
+    """Registered parameters of TransformerLM: vocabulary V, positions C, N blocks,
+    width d, FFN width f (heads do not change the count)."""
+    net = TransformerLM(Config(V, C, d, 1, N, f, 0.0))  # noqa: F821  (model.py's own classes)
+    return sum(p.numel() for p in net.parameters())
+
+
+# --- Chapter 7 (reference code for now) -------------------------------------
+
+
+class LMOutput(NamedTuple):
+    logits: torch.Tensor
+    loss: Optional[torch.Tensor]
+    past_key_values: Optional[list]
+
+
+class TransformerLM(nn.Module):
+    def __init__(self, cfg: Config):
+        super().__init__()
+        self.cfg = cfg
+        self.token_embedding = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.position_embedding = nn.Embedding(cfg.block_size, cfg.d_model)
+        self.dropout = nn.Dropout(cfg.dropout)
+        # N distinct blocks: parameters are never shared between layers
+        self.blocks = nn.ModuleList(TransformerBlock(cfg) for _ in range(cfg.n_layers))
+        self.ln_f = LayerNorm(cfg.d_model)
+        self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)  # untied
+
+    def forward(self, idx, targets=None, past_key_values=None, use_cache=False):
+        batch, length = idx.shape
+        past_length = 0 if past_key_values is None else past_key_values[0][0].shape[2]
+        if past_length + length > self.cfg.block_size:
+            raise ValueError(
+                f"序列长度 {past_length + length} 超过 block_size={self.cfg.block_size}，"
+                f"位置表没有这么多行 (sequence length {past_length + length} exceeds "
+                f"block_size={self.cfg.block_size})"
+            )
+        positions = torch.arange(past_length, past_length + length, device=idx.device)
+        hidden = self.dropout(self.token_embedding(idx) + self.position_embedding(positions))
+        presents = [] if use_cache else None
+        for layer, block in enumerate(self.blocks):
+            past = None if past_key_values is None else past_key_values[layer]
+            hidden, present = block(hidden, past, use_cache)
+            if use_cache:
+                presents.append(present)
+        logits = self.head(self.ln_f(hidden))
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
+        return LMOutput(logits, loss, presents)
