@@ -10,30 +10,11 @@ call whatever the route, and names it.  `hero release` builds one sample per ent
 
 import torch  # noqa: F401  (used by the bodies)
 import torch.nn.functional as F  # noqa: F401
-from dataclasses import dataclass
-from typing import Callable
 
-
-@dataclass(frozen=True)
-class Shortcut:
-    id: str
-    exercise: str
-    note: str
-    function: Callable
-
-    @property
-    def sample(self):
-        return f"forbidden_{self.id}"
-
+from .variants import registrar
 
 CATALOGUE: list = []
-
-
-def shortcut(exercise, note):
-    def register(function):
-        CATALOGUE.append(Shortcut(function.__name__, exercise, note, function))
-        return function
-    return register
+shortcut = registrar(CATALOGUE, "forbidden")
 
 
 @shortcut("layer_norm", "torch.nn.functional.layer_norm, called directly")

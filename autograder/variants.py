@@ -20,20 +20,25 @@ class Variant:
     exercise: str
     note: str
     function: Callable
+    kind: str = "correct"  # or "forbidden" (autograder/forbidden.py): the sample's name prefix
 
     @property
     def sample(self):
-        return f"correct_{self.id}"
+        return f"{self.kind}_{self.id}"
+
+
+def registrar(catalogue, kind):
+    """A decorator `@entry(exercise, note)` that adds the function below it to `catalogue`."""
+    def entry(exercise, note):
+        def register(function):
+            catalogue.append(Variant(function.__name__, exercise, note, function, kind))
+            return function
+        return register
+    return entry
 
 
 CATALOGUE: list = []
-
-
-def variant(exercise, note):
-    def register(function):
-        CATALOGUE.append(Variant(function.__name__, exercise, note, function))
-        return function
-    return register
+variant = registrar(CATALOGUE, "correct")
 
 
 @variant("layer_norm", "var(unbiased=False)")
