@@ -95,18 +95,24 @@ class Report:
 # --- reading a submission ------------------------------------------------------
 
 
-def read_package(folder: safefiles.Folder, problems: list):
-    """The submission's hero_transformer/*.py as texts (never imported here)."""
-    found, refused = folder.files(registry.PACKAGE, ".py", MAX_FILES)
-    problems.extend(refused)
-    if not found and not refused:
+def read_package(folder: safefiles.Folder, problems: list, refused: list):
+    """The submission's hero_transformer/*.py as texts (never imported here).  What is not a
+    regular file goes to `refused` as well as to `problems`: it costs the exercises."""
+    found, not_regular = folder.files(registry.PACKAGE, ".py", MAX_FILES)
+    problems.extend(not_regular)
+    refused.extend(not_regular)
+    if not found and not not_regular:
         problems.append(f"{registry.PACKAGE}/ is missing from the submission")
     files = {}
     for relpath in found:
         try:
             data = folder.read(relpath, MAX_SOURCE_BYTES)
-        except (safefiles.Refused, OSError) as exc:
-            problems.append(str(exc) if isinstance(exc, safefiles.Refused) else f"{relpath}: {exc.strerror}")
+        except safefiles.Refused as exc:
+            problems.append(str(exc))
+            refused.append(str(exc))
+            continue
+        except OSError as exc:
+            problems.append(f"{relpath}: {exc.strerror}")
             continue
         try:
             files[relpath] = data.decode("utf-8")
@@ -116,7 +122,7 @@ def read_package(folder: safefiles.Folder, problems: list):
     return files
 
 
-def read_notebook_cells(folder: safefiles.Folder, name: str, problems: list):
+def read_notebook_cells(folder: safefiles.Folder, name: str, problems: list, refused: list):
     """The code cells a student wrote or ran, in order; grade cells are the grader's.
 
     Parsed as plain JSON: importing nbformat (its schema validator) costs about a second."""
@@ -125,8 +131,9 @@ def read_notebook_cells(folder: safefiles.Folder, name: str, problems: list):
     except FileNotFoundError:
         problems.append(f"{name} is missing from the submission")
         return None, {}
-    except safefiles.Refused as exc:
+    except safefiles.Refused as exc:  # costs the answers
         problems.append(str(exc))
+        refused.append(str(exc))
         return None, {}
     except RecursionError:
         problems.append(f"{name} could not be read as a notebook: its JSON is nested too deeply")
@@ -543,11 +550,11 @@ def _safe_run(pool, task):
 
 def _plan(folder: Path, assignment_id, timeout):
     assignment = registry.find_assignment(folder, assignment_id)
-    problems = []
+    problems, refused_files, refused_notebook = [], [], []
     try:
         with safefiles.Folder(folder) as opened:
-            files = read_package(opened, problems)
-            cells, answer_cells = read_notebook_cells(opened, assignment.notebook_name, problems)
+            files = read_package(opened, problems, refused_files)
+            cells, answer_cells = read_notebook_cells(opened, assignment.notebook_name, problems, refused_notebook)
     except OSError as exc:  # the folder itself cannot be opened
         problems.append(f"the submission folder could not be read: {exc.strerror}")
         files, cells, answer_cells = {}, None, {}
@@ -563,15 +570,15 @@ def _plan(folder: Path, assignment_id, timeout):
                              "variables": [a.variable for a in assignment.answers], "cell_timeout": timeout,
                              "timeout": 3 * timeout}
     return {"folder": folder, "assignment": assignment, "problems": problems, "tasks": tasks,
-            "answer_cells": answer_cells}
+            "answer_cells": answer_cells, "refused": {"exercise": refused_files, "answer": refused_notebook}}
 
 
-def _judge_safely(make_item, judge, *args):
+def _judge_safely(kind, entry, max_score, judge, *args):
     """An error while judging costs that item and is reported; it never ends the run."""
     try:
-        return judge(*args)
+        return judge(entry, max_score, *args)
     except Exception as exc:
-        item = make_item()
+        item = ItemResult(entry.id, kind, entry.title_zh, entry.title_en, max_score)
         item.status = "error"
         where = traceback.extract_tb(exc.__traceback__)[-1]
         item.feedback_zh = f"评分器在评判这一项时出错（{type(exc).__name__}）；这一项记 0 分并已报告。"
@@ -587,32 +594,27 @@ def _judge(plan, replies, pool):
     problems = list(plan["problems"])
     for exercise in assignment.exercises:
         reply = replies[plan["tasks"][exercise.id]["key"]]
-        items.append(_judge_safely(
-            lambda: ItemResult(exercise.id, "exercise", exercise.title_zh, exercise.title_en, points[exercise.id]),
-            judge_exercise, exercise, points[exercise.id], reply, devices))
+        items.append(_judge_safely("exercise", exercise, points[exercise.id], judge_exercise, reply, devices))
     notebook_task = plan["tasks"].get("notebook")
     cells_problem = None if notebook_task else next(
         (p for p in plan["problems"] if assignment.notebook_name in p), "notebook missing")
     notebook_reply = replies[notebook_task["key"]] if notebook_task else None
     for answer in assignment.answers:
         cell = plan["answer_cells"].get(answer.id)
-        items.append(_judge_safely(
-            lambda: ItemResult(answer.id, "answer", answer.title_zh, answer.title_en, points[answer.id]),
-            judge_answer, answer, points[answer.id], notebook_reply, cells_problem, cell))
+        items.append(_judge_safely("answer", answer, points[answer.id], judge_answer, notebook_reply, cells_problem,
+                                   cell))
     for task in plan["tasks"].values():
         reply = replies[task["key"]]
         payload = reply.get("payload", {}) if isinstance(reply, dict) else {}
         for problem in payload.get("body", payload).get("load_problems", []):
             if problem not in problems:
                 problems.append(problem)
-    refused = [p for p in plan["problems"] if "only regular files" in p or "is larger than" in p]
     for item in items:
         # a refused notebook costs the answers, a refused package file the exercises
-        relevant = [p for p in refused if (assignment.notebook_name in p) == (item.kind == "answer")]
-        if item.status != "passed" and relevant:
-            refused_here = relevant
-            item.feedback_zh += "\n提交中被拒绝的文件：" + "；".join(refused_here)
-            item.feedback_en += "\nrefused in the submission: " + "; ".join(refused_here)
+        refused = plan["refused"][item.kind]
+        if item.status != "passed" and refused:
+            item.feedback_zh += "\n提交中被拒绝的文件：" + "；".join(refused)
+            item.feedback_en += "\nrefused in the submission: " + "; ".join(refused)
     for item in items:  # student text reaches terminals, markdown and HTML: no control characters
         item.feedback_zh, item.feedback_en, item.output = map(printable, (item.feedback_zh, item.feedback_en, item.output))
         for check in item.checks:

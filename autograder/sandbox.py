@@ -401,21 +401,23 @@ class WorkerPool:
     def limits(self):
         return "; ".join(part for part in (self.confinement, self._limits) if part)
 
-    def wait_ready(self):
-        """Block until one worker has started (or failed to)."""
+    def _take(self):
+        """An idle worker; a failed start stays in the queue for every caller to see."""
         worker = self._idle.get()
-        self._idle.put(worker)
         if isinstance(worker, Exception):
+            self._idle.put(worker)
             raise SandboxUnavailable(f"no grading worker could start ({self.isolation}): {worker}")
+        return worker
+
+    def wait_ready(self):
+        """Block until one worker has started (or raise if none could)."""
+        self._idle.put(self._take())
 
     def run(self, task):
         """Run one task (a JSON-able dict with a "timeout"); return (status, reply bytes, prints).
         A dead or hung worker is replaced and the task reported lost."""
         data = json.dumps(task).encode()
-        worker = self._idle.get()
-        if isinstance(worker, Exception):
-            self._idle.put(worker)
-            raise SandboxUnavailable(f"no grading worker could start ({self.isolation}): {worker}")
+        worker = self._take()
         try:
             reply = worker.run(data, float(task["timeout"]))
         except WorkerFailure:

@@ -19,8 +19,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import confine  # noqa: E402
 
+IN_PID_NAMESPACE = os.environ.get("HERO_PID_NAMESPACE") == "1"  # set by the bubblewrap sandbox only
 # before anything else is imported: in bubblewrap this drops root and installs the filter
-confine.confine(drop_root=os.environ.get("HERO_PID_NAMESPACE") == "1")
+confine.confine(drop_root=IN_PID_NAMESPACE)
 
 import builtins  # noqa: E402
 import importlib.abc  # noqa: E402
@@ -37,7 +38,6 @@ import torch  # noqa: E402  (imported once, shared by every forked child)
 import probes  # noqa: E402
 from safefiles import read_up_to  # noqa: E402
 
-IN_PID_NAMESPACE = os.environ.get("HERO_PID_NAMESPACE") == "1"  # set by the bubblewrap sandbox only
 SCRATCH = ("/tmp", "/dev/shm")  # the sandbox's only writable folders
 SUBMISSION_ROOT = "/submission"
 
