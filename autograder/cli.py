@@ -57,7 +57,7 @@ def _write_reports(args, reports, report):
     if args.junit:
         Path(args.junit).write_text(report.junit(reports), encoding="utf-8")
     if args.github_summary is not None:
-        targets = {e.id: e.target for e in registry.EXERCISES}
+        targets = {e.id: (e.module, e.target) for e in registry.all_exercises()}
         summary_path = args.github_summary or os.environ.get("GITHUB_STEP_SUMMARY")
         parts = [report.github(result, Path.cwd(), targets) for result in reports]
         if summary_path:
@@ -73,6 +73,16 @@ def _release(args):
 
     release.build(args.output)
     print(f"rebuilt {', '.join(release.GENERATED_DIRS)} under {args.output or release.registry.REPO_ROOT}")
+    return 0
+
+
+def _samples(args):
+    from . import registry, samples
+
+    chosen = [registry.ASSIGNMENTS[args.assignment]] if args.assignment else None
+    written = samples.write(Path(args.output), chosen, with_hostile=not args.no_hostile)
+    for assignment_id, folder in written.items():
+        print(f"{assignment_id}: {len(samples.names(folder, with_hostile=True))} samples in {folder}")
     return 0
 
 
@@ -102,11 +112,18 @@ def main(argv=None):
                             "::error annotation per item that lost points")
     grade.set_defaults(run=_grade)
 
-    rel = commands.add_parser("release", help="rebuild student/, solutions/ and autograder/samples/")
+    rel = commands.add_parser("release", help="rebuild student/ and solutions/")
     rel.add_argument("--output", help="write the trees under this folder instead of the repository")
     rel.set_defaults(run=_release)
 
-    demo = commands.add_parser("demo", help="release, autograde the bundled samples with nbgrader, show grades")
+    sam = commands.add_parser("samples", help="write sample submissions: OUTPUT/<assignment>/<sample>/ (reference, "
+                                              "stubs, one per fault, variant, forbidden shortcut and hostile attempt)")
+    sam.add_argument("output", help="folder to write into (each assignment's folder in it is replaced)")
+    sam.add_argument("--assignment", help="only this assignment")
+    sam.add_argument("--no-hostile", action="store_true", help="leave out the hostile attempts")
+    sam.set_defaults(run=_samples)
+
+    demo = commands.add_parser("demo", help="release, autograde generated samples with nbgrader, show grades")
     demo.add_argument("--lang", choices=("zh", "en"), default="zh")
     demo.set_defaults(run=_demo)
 

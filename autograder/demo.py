@@ -1,9 +1,9 @@
-"""The main job: release the course, autograde the bundled samples with nbgrader, show the grades.
+"""The main job: release the course, autograde the sample submissions with nbgrader, show the grades.
 
 Runs the instructor's real workflow on a fresh copy of the course in build/demo/
 (so the course's own gradebook.db is never touched, and a changed notebook never
-clashes with old submissions): generate_assignment, samples copied to
-submitted/<sample>/<assignment>/, autograde, generate_feedback, export, and then
+clashes with old submissions): generate_assignment, samples generated
+(autograder/samples.py) into submitted/<sample>/<assignment>/, autograde, generate_feedback, export, and then
 checks every expectation: the reference and the correct variants get full marks,
 the stubs zero, and each faulty sample loses points exactly on the exercise its
 fault lives in.
@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 
-from . import faults, forbidden, registry, release
+from . import registry, release, samples
 from .nbgrader_glue import REPORT_NAME
 
 ROOT = registry.REPO_ROOT / "build" / "demo"
@@ -33,16 +33,13 @@ def nbgrader(*args, log_level="WARN"):
     subprocess.run(command, cwd=ROOT, check=True, env=release.nbgrader_env())
 
 
-def expected_losses(sample):
+def expected_losses(assignment, sample):
     """The items a sample must lose: nothing for the reference and the correct variants,
     everything for the stubs, the faulty exercise for a fault or a forbidden shortcut."""
-    if sample == "reference" or sample.startswith("correct_"):
-        return set()
     if sample == "stubs":
         return None  # every item
-    if sample.startswith("forbidden_"):
-        return {next(s for s in forbidden.CATALOGUE if s.sample == sample).exercise}
-    return {faults.by_id(sample).exercise}
+    entry = next((e for e in assignment.entries() if e.sample == sample), None)
+    return {entry.exercise} if entry and entry.kind != "correct" else set()
 
 
 def grades_from_gradebook(assignment):
@@ -57,26 +54,24 @@ def grades_from_gradebook(assignment):
 
 
 def run(lang="zh"):
-    print("== building the release (student/, solutions/, autograder/samples/)", flush=True)
+    print("== building the release (student/, solutions/)", flush=True)
     release.build()
     fresh_course()
     print(f"== course root for the demo: {ROOT.relative_to(registry.REPO_ROOT)}/", flush=True)
     failures = 0
     for assignment in registry.ASSIGNMENTS.values():
-        samples = sorted(p.name for p in release.SAMPLES_DIR.iterdir() if p.is_dir())
         nbgrader("generate_assignment", assignment.id, "--force")
-        submitted = ROOT / "submitted"
-        for sample in samples:
-            target = submitted / sample / assignment.id
-            shutil.rmtree(target, ignore_errors=True)
-            shutil.copytree(release.SAMPLES_DIR / sample, target)
-        print(f"== autograding {len(samples)} bundled samples with nbgrader", flush=True)
+        generated = samples.write(ROOT / "samples", [assignment], with_hostile=False)[assignment.id]
+        names = samples.names(generated)
+        for name in names:
+            shutil.copytree(generated / name, ROOT / "submitted" / name / assignment.id)
+        print(f"== autograding {len(names)} generated samples with nbgrader", flush=True)
         # ERROR: nbgrader warns that every grade cell with hidden tests "has changed" (its
         # gradebook checksum includes the hidden tests, the release's does not); that is expected
         nbgrader("autograde", assignment.id, "--force", log_level="ERROR")
         nbgrader("generate_feedback", assignment.id, "--force")
         nbgrader("export")
-        failures += _show(assignment, samples, lang)
+        failures += _show(assignment, names, lang)
     return 1 if failures else 0
 
 
@@ -98,14 +93,15 @@ def _show(assignment, samples, lang):
     for sample in samples:
         row = grades.get(sample, {})
         lost = {item for item in items if row.get(item) != points[item]}
-        expected = expected_losses(sample)
+        expected = expected_losses(assignment, sample)
         ok = lost == set(items) and all(row.get(i) == 0 for i in items) if expected is None else lost == expected
         failures += not ok
         cells = "  ".join(f"{row.get(c, float('nan')):>{w}g}" for c, w in zip(columns, widths))
         answered = sum(row.get(a, 0) for a in answers)
         total = sum(row.get(i, 0) for i in items)
         print(f"{sample:<{name_width}}{cells}{answered:>9g}{total:>7g}  {'as expected' if ok else 'UNEXPECTED'}")
-    excerpt_sample = "post_ln" if "post_ln" in samples else samples[0]
+    faulty = [entry.sample for entry in assignment.entries("fault")]
+    excerpt_sample = faulty[0] if faulty else samples[0]
     report_path = ROOT / "feedback" / excerpt_sample / assignment.id / REPORT_NAME
     report = json.loads(report_path.read_text(encoding="utf-8"))
     lost = next(item for item in report["items"] if item["status"] != "passed")

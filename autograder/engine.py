@@ -18,9 +18,8 @@ from typing import Optional
 
 import torch
 
-from . import faults, probes, registry, safefiles, wire
+from . import probes, reference, registry, safefiles, wire
 from .reference import checks as properties
-from .reference import model as reference
 from .sandbox import WorkerFailure, WorkerPool
 
 DEFAULT_TIMEOUT = 10.0  # seconds per exercise; a hang costs only that exercise
@@ -172,28 +171,49 @@ def read_notebook_cells(folder: safefiles.Folder, name: str, problems: list, ref
 # --- reference and misconception outputs (computed once per process) ----------
 
 
+def chapter_probes(exercise_id):
+    return registry.assignment_of(exercise_id).part("probes")
+
+
+@lru_cache(maxsize=None)
+def cases_of(exercise_id):
+    """The exercise's cases (CPU tensors), from its chapter's probes."""
+    return chapter_probes(exercise_id).make_cases(exercise_id)
+
+
 def _run(module, exercise_id, case_name):
     try:
-        return probes.run_case(module, exercise_id, case_name, probes.make_cases(exercise_id)[case_name], "cpu")
+        return chapter_probes(exercise_id).run_case(module, exercise_id, case_name, cases_of(exercise_id)[case_name],
+                                                    "cpu")
     except Exception as exc:  # a fault may legitimately fail on a case (eps missing -> nan is not an error)
         return probes.Unusable(f"{type(exc).__name__}: {exc}")
 
 
+def reference_module(exercise_id):
+    return reference.load(registry.exercise(exercise_id).module)
+
+
 @lru_cache(maxsize=None)
 def reference_outputs(exercise_id):
-    return {name: _run(reference, exercise_id, name) for name in probes.make_cases(exercise_id)}
+    module = reference_module(exercise_id)
+    return {name: _run(module, exercise_id, name) for name in cases_of(exercise_id)}
+
+
+def faults_of(exercise_id):
+    return [entry for entry in registry.assignment_of(exercise_id).entries("fault") if entry.exercise == exercise_id]
 
 
 @lru_cache(maxsize=None)
-def fault_outputs(fault_id):
-    entry = faults.by_id(fault_id)
-    exercise = next(e for e in registry.EXERCISES if e.id == entry.exercise)
+def fault_outputs(exercise_id, fault_id):
+    """The outputs of the reference with one fault's body in place of its exercise's."""
+    entry = next(entry for entry in faults_of(exercise_id) if entry.id == fault_id)
+    exercise, module = registry.exercise(exercise_id), reference_module(exercise_id)
     owner_name, _, attribute = exercise.target.rpartition(".")
-    owner = getattr(reference, owner_name) if owner_name else reference
+    owner = getattr(module, owner_name) if owner_name else module
     saved = owner.__dict__[attribute]
     setattr(owner, attribute, entry.function)
     try:
-        return {name: _run(reference, entry.exercise, name) for name in probes.make_cases(entry.exercise)}
+        return {name: _run(module, exercise_id, name) for name in cases_of(exercise_id)}
     finally:
         setattr(owner, attribute, saved)
 
@@ -254,41 +274,20 @@ def _describe(value):
 
 
 def _properties(exercise_id, out):
-    """Checks that hold for any correct implementation, from the student's CPU outputs."""
-    cases = probes.make_cases(exercise_id)
-    tensor = lambda *names: all(isinstance(out.get(n), torch.Tensor) for n in names)  # noqa: E731
-    found = []
-    if exercise_id == "layer_norm" and tensor("random", "shifted", "default_affine"):
-        found.append(("shift invariance", properties.judge_shift_invariant(out["random"], out["shifted"])))
-        found.append(("mean 0, variance v/(v+eps)",
-                      properties.judge_normalised_stats(cases["default_affine"]["x"], out["default_affine"])))
-    if exercise_id == "gelu" and tensor("symmetry"):
-        a = cases["symmetry"]["x"][:1]
-        found.append(("g(a) - g(-a) = a", properties.judge_gelu_symmetry(a, out["symmetry"][:1], out["symmetry"][1:])))
-    if exercise_id == "feedforward" and tensor("random"):
-        found.append(("shape [B,T,d] kept", properties.judge_same_shape(cases["random"]["x"], out["random"])))
-    if exercise_id == "block":
-        first = lambda name: out[name][0] if isinstance(out.get(name), tuple) else out.get(name)  # noqa: E731
-        real, changed, zero = first("real"), first("changed_future"), first("zero_branches")
-        x, wired = cases["real"]["x"], first("wiring")
-        if isinstance(wired, torch.Tensor):  # the doubles accept any width, so a wrong shape shows here
-            found.append(("shape [B,T,d] kept", properties.judge_same_shape(x, wired)))
-        if isinstance(zero, torch.Tensor):
-            found.append(("zero branches give the identity", properties.judge_identity(x, zero)))
-        if isinstance(real, torch.Tensor) and isinstance(changed, torch.Tensor) and real.shape == changed.shape:
-            found.append(("causal: the future does not change the past", properties.judge_causal(real, changed, 2)))
-    if exercise_id == "parameter_count" and isinstance(out.get("chapter"), int):
-        V, C, N, d, f = cases["chapter"]["args"]
-        model = reference.TransformerLM(reference.Config(V, C, d, 4, N, f, 0.0))
-        registered = sum(p.numel() for p in model.parameters())
-        found.append(("ledger equals the registered count", properties.judge_ledger(out["chapter"], registered)))
+    """Checks that hold for any correct implementation (the chapter's properties.py), from the
+    student's CPU outputs."""
+    assignment = registry.assignment_of(exercise_id)
+    module = assignment.part("properties")
+    if module is None:
+        return []
+    found = module.check(exercise_id, out, cases_of(exercise_id), reference_module(exercise_id), properties)
     return [Check(name, problem is None, *(problem or ("", ""))) for name, problem in found]
 
 
 def _diagnose(exercise_id, cpu_outputs):
     """The known misconception whose outputs the student's outputs reproduce, if any."""
-    for entry in faults.for_exercise(exercise_id):
-        expected = fault_outputs(entry.id)
+    for entry in faults_of(exercise_id):
+        expected = fault_outputs(exercise_id, entry.id)
         comparable = [name for name, value in expected.items() if not isinstance(value, probes.Unusable)]
         if comparable and all(
             name in cpu_outputs and mismatch(cpu_outputs[name], expected[name]) is None for name in comparable
@@ -299,7 +298,7 @@ def _diagnose(exercise_id, cpu_outputs):
 
 def _case_inputs(exercise_id, case_name):
     """The failing case's inputs, for the feedback: the student may rerun it by hand."""
-    case = probes.make_cases(exercise_id)[case_name]
+    case = cases_of(exercise_id)[case_name]
     parts = [f"{key}={tuple(value)}" if key == "args" else
              f"{key}: {list(value.shape)}" if isinstance(value, torch.Tensor) else f"{key}={value!r}"
              for key, value in list(case.items())[:3]]
@@ -442,15 +441,14 @@ def _normalise_exact(value):
         return {k: _normalise_exact(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_normalise_exact(v) for v in value]
-    if isinstance(value, torch.Tensor) and value.numel() == 1:
-        return value.item()
+    if isinstance(value, torch.Tensor):
+        return value.tolist()
     return value
 
 
 @lru_cache(maxsize=None)
 def expected_answer(answer_id):
-    answer = next(a for a in registry.ANSWERS if a.id == answer_id)
-    return answer.expected(reference)
+    return registry.assignment_of(answer_id).item(answer_id).expected(reference.model)
 
 
 def judge_answer(answer, max_score, notebook_reply, cells_problem, answer_cell=None):
@@ -477,15 +475,37 @@ def judge_answer(answer, max_score, notebook_reply, cells_problem, answer_cell=N
     if "raised" in entry:
         result.feedback_zh = result.feedback_en = entry["raised"]["message"]
         return result.finish()
-    got, expected = probes.decode(entry["ok"]), expected_answer(answer.id)
-    if answer.exact:
-        ok = _normalise_exact(got) == _normalise_exact(expected)
-        problem = None if ok else (f"你的结果 {_describe(got)} 与参考答案不同。",
-                                   f"your result {_describe(got)} differs from the reference answer.")
-    else:
-        problem = mismatch(_as_comparable(got), _as_comparable(expected))
+    got = probes.decode(entry["ok"])
+    problem = _answer_problem(answer, got, expected_answer(answer.id))
+    if problem:
+        mistake = next((m for m, value in zip(answer.mistakes, mistake_values(answer.id))
+                        if _answer_problem(answer, got, value) is None), None)
+        if mistake is not None:  # a known wrong result: name it and the step to recheck
+            problem = (f"可能的失误：{mistake.zh}", f"likely mistake: {mistake.en}")
     result.checks.append(Check(f"{answer.variable} is correct", problem is None, *(problem or ("", ""))))
     return result.finish()
+
+
+@lru_cache(maxsize=None)
+def mistake_values(answer_id):
+    """The value each known mistake of the answer gives, in its order."""
+    return [m.value(reference.model) for m in registry.assignment_of(answer_id).item(answer_id).mistakes]
+
+
+def _answer_problem(answer, got, expected):
+    """None when the student's answer matches `expected`; else a (zh, en) pair that names only
+    what the student gave (for a dict, which keys differ), never the expected value."""
+    if not answer.exact:
+        return mismatch(_as_comparable(got), _as_comparable(expected))
+    got, expected = _normalise_exact(got), _normalise_exact(expected)
+    if got == expected:
+        return None
+    if isinstance(got, dict) and isinstance(expected, dict) and set(got) == set(expected):
+        wrong = ", ".join(key for key in expected if got[key] != expected[key])
+        return (f"这些键的值不对：{wrong}。", f"these keys have wrong values: {wrong}.")
+    if isinstance(expected, dict) and isinstance(got, dict):
+        return (f"键名应为 {', '.join(expected)}。", f"the keys should be {', '.join(expected)}.")
+    return (f"你的结果 {_describe(got)} 与参考答案不同。", f"your result {_describe(got)} differs from the reference answer.")
 
 
 def _cell_failure(body, cell_index):
@@ -560,8 +580,9 @@ def _plan(folder: Path, assignment_id, timeout):
         files, cells, answer_cells = {}, None, {}
     tasks = {}
     for exercise in assignment.exercises:
-        cases = {name: {k: probes.encode(v) for k, v in case.items()} for name, case in probes.make_cases(exercise.id).items()}
+        cases = {name: {k: probes.encode(v) for k, v in case.items()} for name, case in cases_of(exercise.id).items()}
         tasks[exercise.id] = {"key": secrets.token_hex(8), "kind": "exercise", "exercise": exercise.id,
+                              "probes": assignment.id, "module": exercise.module,
                               "files": files, "cases": cases, "timeout": timeout,
                               "forbids": [dataclasses.asdict(entry) for entry in exercise.forbids]}
     if cells is not None:

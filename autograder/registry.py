@@ -1,24 +1,31 @@
-"""Which assignments exist, which exercises and answers each grades, and their points.
+"""What a chapter's grading folder declares, and where the engine finds every chapter.
 
-Points live once, in the nbgrader metadata of the assignment's source
-notebook (course/<assignment>/<assignment>.ipynb): nbgrader needs them there,
-and this module reads them from there.  A test checks that every grade cell
-has an entry here and every entry has a grade cell.
+A chapter is graded from `autograder/chapters/<assignment id>/`, a Python package whose
+`__init__.py` defines `ASSIGNMENT` (docs/adding-a-chapter.md).  The engine, worker, sandbox,
+reports, release and nbgrader glue reach a chapter only through the `Assignment` found here,
+so adding a chapter adds a folder and edits none of them.
+
+Points live once, in the nbgrader metadata of the assignment's source notebook
+(course/<assignment>/<assignment>.ipynb): nbgrader needs them there, and this module
+reads them from there.  A test checks that every grade cell has an entry here and every
+entry has a grade cell.
 """
 
+import importlib
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Optional
-
-import torch
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "hero_transformer"
 # nbgrader's directories under the course root (the repository)
 SOURCE_DIR, RELEASE_DIR, SOLUTION_DIR = "course", "student", "solutions"
 COURSE_DIR = REPO_ROOT / SOURCE_DIR
+CHAPTERS_DIR = Path(__file__).resolve().parent / "chapters"
+ASSIGNMENT_ID = re.compile(r"ch\d\d_[a-z0-9_]+\Z")  # also a safe file name inside the sandbox
 
 
 @dataclass(frozen=True)
@@ -38,10 +45,21 @@ class Exercise:
 
     id: str
     chapter: int
-    target: str  # qualified name inside hero_transformer/model.py
+    target: str  # qualified name inside hero_transformer/<module>.py
     title_zh: str
     title_en: str
     forbids: tuple = ()
+    module: str = "model"
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known wrong result of an answer: when a student's value is this one, the feedback
+    names the mistake and the step to recheck (never the expected value)."""
+
+    value: Callable  # (reference model module) -> the value this mistake gives
+    zh: str
+    en: str
 
 
 @dataclass(frozen=True)
@@ -54,6 +72,39 @@ class Answer:
     title_en: str
     expected: Callable  # (reference model module) -> the expected value
     exact: bool = False  # integers and shapes compare exactly
+    mistakes: tuple = ()  # Mistake entries, checked in order
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One body of a catalogue: a known misconception (fault), a correct body written
+    differently from the reference (variant), or a correct result reached by a forbidden
+    shortcut.  `function` has the signature of the exercise it replaces."""
+
+    id: str
+    exercise: str
+    zh: str
+    en: str
+    function: Callable
+    kind: str  # "fault", "correct" or "forbidden"
+
+    @property
+    def sample(self):
+        """The sample folder's name: a fault's own id, `correct_<id>` or `forbidden_<id>`."""
+        return self.id if self.kind == "fault" else f"{self.kind}_{self.id}"
+
+
+def catalogue(kind):
+    """A new catalogue and its decorator `@entry(exercise, zh, en=zh)`, which adds the
+    function below it.  Catalogue bodies use only names model.py itself has (torch, math, F)."""
+    entries = []
+
+    def entry(exercise, zh, en=None):
+        def register(function):
+            entries.append(Entry(function.__name__, exercise, zh, en or zh, function, kind))
+            return function
+        return register
+    return entries, entry
 
 
 @dataclass(frozen=True)
@@ -62,6 +113,7 @@ class Assignment:
     chapter: int
     exercises: tuple
     answers: tuple
+    grading: str  # the chapter's grading package, autograder.chapters.<id>
 
     @property
     def notebook_name(self):
@@ -80,126 +132,84 @@ class Assignment:
                 return entry
         raise KeyError(item_id)
 
+    def part(self, name):
+        """One module of the grading folder (probes, properties, faults...), or None."""
+        try:
+            return importlib.import_module(f"{self.grading}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{self.grading}.{name}":
+                raise
+            return None
 
-BUILT_IN_NORMS = ("native_layer_norm", "native_group_norm", "native_batch_norm", "_native_batch_norm_legit",
-                  "_native_batch_norm_legit_no_training")
-EXERCISES = (
-    Exercise("layer_norm", 5, "LayerNorm.forward", "逐位置 LayerNorm", "per-position LayerNorm",
-             (Forbidden("torch.nn.functional.layer_norm / torch.layer_norm / nn.LayerNorm (or another built-in norm)",
-                        ops=BUILT_IN_NORMS),)),
-    Exercise("gelu", 5, "gelu", "精确 GELU", "exact GELU",
-             (Forbidden("torch.nn.functional.gelu / nn.GELU", ops=("gelu",)),)),
-    Exercise("feedforward", 5, "FeedForward.forward", "逐位置前馈网络 FFN", "position-wise feed-forward network"),
-    Exercise("block", 5, "TransformerBlock.forward", "pre-LN 解码块", "the pre-LN decoder block"),
-    Exercise("parameter_count", 5, "parameter_count", "参数账本公式", "the parameter ledger formula",
-             (Forbidden("building a model (TransformerLM or any nn.Module) to count its parameters",
-                        builds_modules=True),)),
-)
+    @property
+    def probes_file(self):
+        """The worker-side file: cases, test doubles and probes (torch and the standard library only)."""
+        return CHAPTERS_DIR / self.id / "probes.py"
 
+    def entries(self, kind=None):
+        """The fault, correct and forbidden catalogues, in that order (or one kind of them)."""
+        found = []
+        for name in ("faults", "variants", "forbidden"):
+            module = self.part(name)
+            found += list(getattr(module, "CATALOGUE", ())) if module else []
+        return [entry for entry in found if kind is None or entry.kind == kind]
 
-# --- expected answers, computed from the reference (never typed in twice) ------
-
-
-def _hand_input():
-    return torch.tensor([1.0, 3.0])
-
-
-def _residual_output(model):
-    # one position, d = f = 2, zero attention increment, W1 = I, W2 = I/2, zero biases
-    x = _hand_input()
-    with torch.no_grad():
-        return (x + 0.5 * model.gelu(model.LayerNorm(2)(x))).tolist()
+    def hostile(self):
+        module = self.part("hostile")
+        return tuple(getattr(module, "CATALOGUE", ())) if module else ()
 
 
-def _increment_gap(model):
-    a = 1 / (1 + model.EPS) ** 0.5
-    return ((model.gelu(torch.tensor(a)) - model.gelu(torch.tensor(-a))) / 2).item()
+@lru_cache(maxsize=None)
+def _discover():
+    found = {}
+    for folder in sorted(CHAPTERS_DIR.iterdir()):
+        if not (folder / "__init__.py").exists():
+            continue
+        if not ASSIGNMENT_ID.match(folder.name):
+            raise ValueError(f"{folder}: a chapter folder is named chNN_name")
+        assignment = importlib.import_module(f"autograder.chapters.{folder.name}").ASSIGNMENT
+        if assignment.id != folder.name:
+            raise ValueError(f"{folder} declares the assignment {assignment.id!r}")
+        found[assignment.id] = assignment
+    ids = [item.id for assignment in found.values() for item in assignment.exercises + assignment.answers]
+    duplicated = sorted({item for item in ids if ids.count(item) > 1})
+    if duplicated:  # a stub's message names its exercise: it must be unique across the course
+        raise ValueError(f"item ids used by more than one chapter: {duplicated}")
+    return found
 
 
-def _sample_variance_output(model):
-    x = _hand_input()
-    centered = x - x.mean()
-    return (centered / torch.sqrt(centered.pow(2).sum() / (len(x) - 1) + model.EPS)).tolist()
 
 
-def _constant_output(model):
-    norm = model.LayerNorm(2)
-    with torch.no_grad():
-        norm.bias.copy_(torch.tensor([0.5, -1.0]))
-        return norm(torch.tensor([2.0, 2.0])).tolist()
+def all_exercises():
+    return tuple(e for assignment in _discover().values() for e in assignment.exercises)
 
 
-def _normalised_variance(model):
-    with torch.no_grad():
-        return model.LayerNorm(2)(_hand_input()).var(unbiased=False).item()
+def assignment_of(item_id):
+    """The assignment that grades an exercise or answer id."""
+    return next(a for a in _discover().values() if any(item.id == item_id for item in a.exercises + a.answers))
 
 
-def _registered(module):
-    return sum(p.numel() for p in module.parameters())
-
-
-def _chapter_config(model):
-    return model.Config(vocab_size=32, block_size=64, d_model=64, n_heads=4, n_layers=2, d_ff=256, dropout=0.0)
-
-
-def _shape_drill(model):
-    # B=2, T=3, d=4, h=2, f=8: record the shape of every intermediate of one block
-    cfg = model.Config(vocab_size=10, block_size=6, d_model=4, n_heads=2, n_layers=1, d_ff=8, dropout=0.0)
-    block = model.TransformerBlock(cfg)
-    x = torch.zeros(2, 3, 4)
-    q = block.attention._split_heads(x)
-    return {
-        "layer_norm": list(block.ln_attention(x).shape),
-        "per_head_q": list(q.shape),
-        "attention_weights": list((q @ q.transpose(-2, -1)).shape),
-        "ffn_hidden": list(block.feedforward.fc1(x).shape),
-        "block_output": list(block(x)[0].shape),
-    }
-
-
-ANSWERS = (
-    Answer("residual_output", "residual_output", "算例一：pre-LN 前馈残差的输出",
-           "worked example 1: output of the pre-LN feed-forward residual", _residual_output),
-    Answer("increment_gap", "increment_gap", "增量两坐标之差 a/2", "difference of the two increment coordinates, a/2",
-           _increment_gap),
-    Answer("sample_variance_output", "sample_variance_output", "误用 d-1 时的标准化结果",
-           "normalised values with the d-1 mistake", _sample_variance_output),
-    Answer("constant_output", "constant_output", "常量向量 (2,2) 的 LayerNorm 输出",
-           "LayerNorm output of the constant vector (2,2)", _constant_output),
-    Answer("normalised_variance", "normalised_variance", "标准化后的人口方差 v/(v+eps)",
-           "population variance after normalising, v/(v+eps)", _normalised_variance),
-    Answer("shape_drill", "shape_drill", "形状演练 B=2, T=3, d=4, h=2, f=8", "shape drill B=2, T=3, d=4, h=2, f=8",
-           _shape_drill, exact=True),
-    Answer("per_block_params", "per_block_params", "每块参数数（d=64, f=256）", "parameters per block (d=64, f=256)",
-           lambda model: _registered(model.TransformerBlock(_chapter_config(model))), exact=True),
-    Answer("total_params", "total_params", "整机参数数 Config(32, 64, 64, 4, 2, 256)",
-           "whole-model parameters of Config(32, 64, 64, 4, 2, 256)",
-           lambda model: _registered(model.TransformerLM(_chapter_config(model))), exact=True),
-    Answer("small_total_params", "small_total_params", "小模型参数数 V=10, C=6, N=2, d=4, f=8",
-           "parameters of the small model V=10, C=6, N=2, d=4, f=8",
-           lambda model: _registered(model.TransformerLM(model.Config(10, 6, 4, 2, 2, 8, 0.0))), exact=True),
-)
-
-ASSIGNMENTS = {
-    "ch05_block": Assignment("ch05_block", 5, EXERCISES, ANSWERS),
-}
+def exercise(exercise_id):
+    return assignment_of(exercise_id).item(exercise_id)
 
 
 def exercises_by_target():
-    return {exercise.target: exercise for exercise in EXERCISES}
+    """{(module, qualified name): exercise} over every chapter: where each fence belongs."""
+    return {(e.module, e.target): e for e in all_exercises()}
 
 
 def find_assignment(folder: Path, assignment_id: Optional[str] = None) -> Assignment:
     """The assignment a submission folder belongs to: named, or told by its notebook."""
+    assignments = _discover()
     if assignment_id is not None:
-        if assignment_id not in ASSIGNMENTS:
-            raise KeyError(f"unknown assignment {assignment_id!r}; known: {', '.join(ASSIGNMENTS)}")
-        return ASSIGNMENTS[assignment_id]
-    for assignment in ASSIGNMENTS.values():
+        if assignment_id not in assignments:
+            raise KeyError(f"unknown assignment {assignment_id!r}; known: {', '.join(assignments)}")
+        return assignments[assignment_id]
+    for assignment in assignments.values():
         if (folder / assignment.notebook_name).exists() or folder.name == assignment.id:
             return assignment
-    if len(ASSIGNMENTS) == 1:
-        return next(iter(ASSIGNMENTS.values()))
+    if len(assignments) == 1:
+        return next(iter(assignments.values()))
     raise KeyError(f"cannot tell which assignment {folder} is; pass --assignment")
 
 
@@ -216,3 +226,10 @@ def _points_cached(path: str, mtime: float):
 
 def grade_cell_points(notebook: Path):
     return dict(_points_cached(str(notebook), notebook.stat().st_mtime))
+
+
+def __getattr__(name):
+    # ASSIGNMENTS is found on first use, not at import: a chapter's folder imports this module
+    if name == "ASSIGNMENTS":
+        return _discover()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

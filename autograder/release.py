@@ -4,10 +4,9 @@
   removed) plus hero_transformer/ as of that chapter: the chapter's exercises
   stubbed with `raise NotImplementedError('<id>')`, earlier chapters' code kept.
 - solutions/<assignment>/: nbgrader's solution notebook (instructors only).
-- autograder/samples/<name>/: sample submissions shaped like student/<assignment>/:
-  the reference, the untouched stubs, one faulty sample per known misconception
-  in autograder/faults.py, and one correct_<id> sample per correct variant in
-  autograder/variants.py.
+
+Sample submissions are not committed: `hero samples OUT` (autograder/samples.py)
+renders them from the same package text with the helpers below.
 
 `hero release` runs `build()`; a test rebuilds into a temporary folder and
 fails when the committed trees differ.
@@ -27,19 +26,16 @@ from pathlib import Path
 
 import nbformat
 
-from . import faults, registry
-from . import forbidden as shortcuts
-from . import variants as correct
+from . import registry
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
-SAMPLES_DIR = registry.REPO_ROOT / "autograder" / "samples"
-GENERATED_DIRS = (registry.RELEASE_DIR, registry.SOLUTION_DIR, "autograder/samples")
+GENERATED_DIRS = (registry.RELEASE_DIR, registry.SOLUTION_DIR)
 
 
 # --- the package, fence by fence --------------------------------------------------
 
 
-def _fences(text):
+def _fences(text, module):
     """(exercise, first line index, last line index, indent) for every fenced body in a module."""
     lines = text.splitlines()
     owners = {}
@@ -59,9 +55,10 @@ def _fences(text):
             continue
         end = next(i for i in range(index, len(lines)) if lines[i].strip() == END)
         owner = next((name for (lo, hi), name in owners.items() if lo <= index + 1 <= hi), None)
-        if owner not in targets:
-            raise ValueError(f"solution fence at line {index + 1} is in {owner!r}, which is no registered exercise")
-        found.append((targets[owner], index, end, line[: len(line) - len(line.lstrip())]))
+        if (module, owner) not in targets:
+            raise ValueError(f"solution fence at {module}.py line {index + 1} is in {owner!r}, "
+                             "which is no registered exercise")
+        found.append((targets[module, owner], index, end, line[: len(line) - len(line.lstrip())]))
     return found
 
 
@@ -72,7 +69,7 @@ def render_package(replace):
     for path in sorted(package.glob("*.py")):
         text = path.read_text(encoding="utf-8")
         lines = text.splitlines()
-        for exercise, start, end, indent in reversed(_fences(text)):
+        for exercise, start, end, indent in reversed(_fences(text, path.stem)):
             lines[start : end + 1] = replace(exercise, lines[start + 1 : end], indent)
         rendered[f"{registry.PACKAGE}/{path.name}"] = "\n".join(lines) + "\n"
     return rendered
@@ -167,7 +164,7 @@ def replace_answers(notebook_path, answers):
 
 
 def build(output_root=None):
-    """Rebuild student/, solutions/ and autograder/samples/ under `output_root` (default: the repo)."""
+    """Rebuild student/ and solutions/ under `output_root` (default: the repo)."""
     output_root = Path(output_root or registry.REPO_ROOT)
     with tempfile.TemporaryDirectory(prefix="hero-release-") as scratch:
         # nbgrader writes its gradebook and release beside the source; keep that out of the repo
@@ -183,25 +180,8 @@ def build(output_root=None):
             shutil.copytree(Path(scratch, name), output_root / name)
     for assignment in registry.ASSIGNMENTS.values():
         release = output_root / registry.RELEASE_DIR / assignment.id
-        if not (release / registry.PACKAGE / "model.py").exists():
+        if not (release / registry.PACKAGE).is_dir():
             raise RuntimeError(f"the release hook did not write {release / registry.PACKAGE}")
-        _write_samples(output_root, assignment, release)
-
-
-def _write_samples(output_root, assignment, release):
-    samples = output_root / "autograder" / "samples"
-    answered = answered_notebook(release / assignment.notebook_name,
-                                 output_root / registry.SOLUTION_DIR / assignment.id / assignment.notebook_name)
-    variants = {"reference": sample_package(assignment.chapter), "stubs": student_package(assignment.chapter)}
-    for entry in faults.CATALOGUE:
-        variants[entry.id] = sample_package(assignment.chapter, entry)
-    for entry in correct.CATALOGUE + shortcuts.CATALOGUE:
-        variants[entry.sample] = sample_package(assignment.chapter, entry)
-    for name, files in variants.items():
-        folder = samples / name
-        write_files(folder, files)
-        notebook = (release / assignment.notebook_name).read_text(encoding="utf-8") if name == "stubs" else answered
-        (folder / assignment.notebook_name).write_text(notebook, encoding="utf-8")
 
 
 def write_release_package(assignment, student, notebooks):

@@ -116,12 +116,10 @@ def _escape_annotation(text):
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def _definition_line(folder, target):
-    """Where the exercise's function starts in the submission (parsed, never imported)."""
+def _definition_line(path, target):
+    """Where the exercise's function starts in the submission's file (parsed, never imported)."""
     import ast
-    from pathlib import Path
 
-    path = Path(folder) / "hero_transformer" / "model.py"
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
@@ -138,7 +136,8 @@ def _definition_line(folder, target):
 
 
 def github(report, relative_to=None, targets=None):
-    """(markdown job summary, annotation lines): one `::error` per item that lost points."""
+    """(markdown job summary, annotation lines): one `::error` per item that lost points.
+    `targets` maps an exercise id to its (module, qualified name), where the annotation points."""
     from pathlib import Path
 
     folder = Path(report.submission)
@@ -153,9 +152,10 @@ def github(report, relative_to=None, targets=None):
         lines.append(f"| `{item.id}` | {item.score:g} | {item.max_score:g} | {item.status} | "
                      f"{feedback.replace('|', '/')} |")
         if item.score < item.max_score:
-            target = (targets or {}).get(item.id)
-            line = _definition_line(folder, target) if target else None
-            where = f"file={shown / 'hero_transformer' / 'model.py'},line={line}," if line else \
+            module, target = (targets or {}).get(item.id, (None, None))
+            source = Path("hero_transformer") / f"{module}.py"
+            line = _definition_line(folder / source, target) if target else None
+            where = f"file={shown / source},line={line}," if line else \
                 f"file={shown / (report.assignment + '.ipynb')},"
             title = f"{item.id}: {item.score:g}/{item.max_score:g} ({item.status})"
             annotations.append(f"::error {where}title={title}::{_escape_annotation(item.feedback_en)}")

@@ -363,8 +363,12 @@ class WorkerPool:
         self.size = size or max(1, min(2, os.cpu_count() or 1))
         self._dir = tempfile.mkdtemp(prefix="hero-worker-")
         here = Path(__file__).resolve().parent
-        for name in WORKER_FILES:
-            shutil.copy(here / name, self._dir)
+        from .registry import ASSIGNMENTS
+
+        copies = {name: here / name for name in WORKER_FILES}
+        copies.update({f"{a.id}_probes.py": a.probes_file for a in ASSIGNMENTS.values()})
+        for name, source in copies.items():
+            shutil.copy(source, os.path.join(self._dir, name))
             os.chmod(os.path.join(self._dir, name), 0o644)
         os.chmod(self._dir, 0o755)  # readable by the sandbox's own uid; it holds no secret
         repo = here.parent

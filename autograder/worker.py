@@ -24,6 +24,7 @@ IN_PID_NAMESPACE = os.environ.get("HERO_PID_NAMESPACE") == "1"  # set by the bub
 confine.confine(drop_root=IN_PID_NAMESPACE)
 
 import builtins  # noqa: E402
+import importlib  # noqa: E402
 import importlib.abc  # noqa: E402
 import importlib.util  # noqa: E402
 import json  # noqa: E402
@@ -37,6 +38,12 @@ import torch  # noqa: E402  (imported once, shared by every forked child)
 
 import probes  # noqa: E402
 from safefiles import read_up_to  # noqa: E402
+
+# each chapter's probes, <assignment id>_probes.py next to this file (sandbox.WorkerPool copies
+# them): imported here, before any fork, so every child starts with them
+CHAPTER_PROBES = {name[: -len("_probes.py")]: importlib.import_module(name[:-3])
+                  for name in sorted(os.listdir(os.path.dirname(os.path.abspath(__file__))))
+                  if name.endswith("_probes.py")}
 
 SCRATCH = ("/tmp", "/dev/shm")  # the sandbox's only writable folders
 SUBMISSION_ROOT = "/submission"
@@ -113,7 +120,10 @@ def exec_in_blocks(source, origin, namespace):
 
 
 def run_exercise(task):
-    module = __import__("hero_transformer.model", fromlist=["model"])
+    chapter = CHAPTER_PROBES[task["probes"]]
+    if not task["module"].isidentifier():
+        raise ValueError(f"not a module name: {task['module']!r}")
+    module = importlib.import_module(f"hero_transformer.{task['module']}")
     devices = ["cpu"]
     if torch.cuda.is_available():
         torch.backends.cuda.matmul.allow_tf32 = False
@@ -121,7 +131,8 @@ def run_exercise(task):
         devices.append("cuda")
     cases = {name: {key: probes.decode(value) for key, value in case.items()} for name, case in task["cases"].items()}
     with probes.watching(task.get("forbids", [])) as forbidden:
-        outputs = {device: probes.run_all(module, task["exercise"], cases, device) for device in devices}
+        outputs = {device: probes.run_all(chapter.run_case, module, task["exercise"], cases, device)
+                   for device in devices}
     return {"devices": devices, "outputs": outputs, "forbidden": sorted(forbidden)[:10]}
 
 

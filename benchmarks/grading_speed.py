@@ -1,7 +1,7 @@
 """Grading speed, side by side in one run: `hero grade` against `nbgrader autograde`.
 
-Three ways to grade the same submissions (bundled samples, copied into fresh
-course roots):
+Three ways to grade the same submissions (generated samples, `hero samples`, copied
+into fresh course roots):
   1. `hero grade A B C ...`: one process, a pool of sandboxed workers;
   2. `nbgrader autograde` with this course's configuration (HeroAutograde);
   3. plain `nbgrader autograde` (nbgrader's own Execute preprocessor: one kernel per
@@ -25,16 +25,18 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from autograder import registry, release
+from autograder import registry, release, samples
 
 ASSIGNMENT = "ch05_block"
+SAMPLES = samples.write(Path(tempfile.mkdtemp(prefix="hero-bench-samples-")), [registry.ASSIGNMENTS[ASSIGNMENT]],
+                        with_hostile=False)[ASSIGNMENT]
 PLAIN_CONFIG = """load_subconfig("course/nbgrader_config.py")
 from nbgrader.converters import Autograde
 c.Autograde.autograde_preprocessors = Autograde.class_traits()["autograde_preprocessors"].default()
 """
 
 
-def course_root(base, name, samples, plain):
+def course_root(base, name, chosen, plain):
     root = base / name
     shutil.copytree(registry.COURSE_DIR, root / registry.SOURCE_DIR)
     if plain:
@@ -42,8 +44,8 @@ def course_root(base, name, samples, plain):
     else:
         shutil.copy(registry.REPO_ROOT / "nbgrader_config.py", root)
     run(root, "generate_assignment", ASSIGNMENT, "--force")
-    for sample in samples:
-        shutil.copytree(release.SAMPLES_DIR / sample, root / "submitted" / sample / ASSIGNMENT)
+    for sample in chosen:
+        shutil.copytree(SAMPLES / sample, root / "submitted" / sample / ASSIGNMENT)
     return root
 
 
@@ -66,8 +68,8 @@ def gradebook_scores(root):
                 for s in gradebook.assignment_submissions(ASSIGNMENT)}
 
 
-def hero_scores(samples, sandbox=None):
-    folders = [str(release.SAMPLES_DIR / s) for s in samples]
+def hero_scores(chosen, sandbox=None):
+    folders = [str(SAMPLES / s) for s in chosen]
     env = dict(os.environ, HERO_SANDBOX=sandbox) if sandbox else None
     done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", *folders, "--format", "json"],
                           capture_output=True, text=True, check=True, env=env)
@@ -76,23 +78,23 @@ def hero_scores(samples, sandbox=None):
     return {Path(r["submission"]).name: {i["id"]: i["score"] for i in r["items"]} for r in reports}
 
 
-def measure(base, samples, label):
-    hero_time, hero = timed(lambda: hero_scores(samples))
-    ours_root = course_root(base, f"hero-{label}", samples, plain=False)
+def measure(base, chosen, label):
+    hero_time, hero = timed(lambda: hero_scores(chosen))
+    ours_root = course_root(base, f"hero-{label}", chosen, plain=False)
     ours_time, _ = timed(lambda: run(ours_root, "autograde", ASSIGNMENT, "--force"))
-    plain_root = course_root(base, f"plain-{label}", samples, plain=True)
+    plain_root = course_root(base, f"plain-{label}", chosen, plain=True)
     plain_time, _ = timed(lambda: run(plain_root, "autograde", ASSIGNMENT, "--force"))
     ours, plain = gradebook_scores(ours_root), gradebook_scores(plain_root)
     items = [(student, item) for student in hero for item in hero[student]]
     # plain nbgrader runs the visible checks in the student's kernel, with the student's own
     # LayerNorm and FFN inside the block: there one bug can cost two exercises
     plain_differs = [(s, i) for s, i in items if plain[s][i] != hero[s][i]]
-    return {"n": len(samples), "hero grade": hero_time, "nbgrader + HeroAutograde": ours_time,
+    return {"n": len(chosen), "hero grade": hero_time, "nbgrader + HeroAutograde": ours_time,
             "plain nbgrader": plain_time, "front ends agree": all(hero[s][i] == ours[s][i] for s, i in items),
             "plain differs": plain_differs}
 
 
-def isolation_costs(samples):
+def isolation_costs(chosen):
     """What the sandbox costs: one worker's start-up (bwrap, confinement, torch import), which a
     sandbox per submission would pay for every submission, and a batch with and without bwrap."""
     from autograder.sandbox import WorkerPool
@@ -104,16 +106,16 @@ def isolation_costs(samples):
         pool.wait_ready()
         startups.append(time.perf_counter() - start)
         pool.close()
-    bwrap_time, _ = timed(lambda: hero_scores(samples, "bubblewrap"))
-    process_time, _ = timed(lambda: hero_scores(samples, "process"))
-    return {"n": len(samples), "startup": min(startups), "bubblewrap": bwrap_time, "process": process_time}
+    bwrap_time, _ = timed(lambda: hero_scores(chosen, "bubblewrap"))
+    process_time, _ = timed(lambda: hero_scores(chosen, "process"))
+    return {"n": len(chosen), "startup": min(startups), "bubblewrap": bwrap_time, "process": process_time}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=26, help="submissions in the batch run (default 26, the first samples by name)")
     args = parser.parse_args()
-    all_samples = sorted(p.name for p in release.SAMPLES_DIR.iterdir() if p.is_dir())
+    all_samples = samples.names(SAMPLES)
     batch = all_samples[: args.batch]
     with tempfile.TemporaryDirectory(prefix="hero-bench-") as scratch:
         rows = [measure(Path(scratch), ["reference"], "one"), measure(Path(scratch), batch, "batch")]

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from autograder import hostile, registry, release  # noqa: E402
+from autograder import hostile, registry, release, samples  # noqa: E402
 from autograder.sandbox import cgroups_work  # noqa: E402
 
 ASSIGNMENT = registry.ASSIGNMENTS["ch05_block"]
@@ -35,7 +35,7 @@ HONEST = {"honest_reference": "reference", "honest_stubs": "stubs", "honest_post
 
 def attempts():
     # a real fork bomb is run only where a pids cgroup bounds it; elsewhere it would take the machine down
-    return [a for a in hostile.CATALOGUE if cgroups_work() or not a.needs_process_limit]
+    return [a for a in ASSIGNMENT.hostile() if cgroups_work() or not a.needs_process_limit]
 
 
 def listen():
@@ -63,10 +63,11 @@ def build_batch(into: Path, course: Path, marker: Path, port: int, victim_secret
     into.mkdir(parents=True, exist_ok=True)
     values = dict(repo=registry.REPO_ROOT, course=course, home=Path.home(), marker=marker, secret_name=SECRET_NAME,
                   port=port, victim=VICTIM)
+    generated = samples.write(into.parent / "samples", [ASSIGNMENT], with_hostile=False)[ASSIGNMENT.id]
     for attempt in attempts():
-        hostile.build(attempt, into / attempt.id, **values)
+        hostile.build(ASSIGNMENT, attempt, into / attempt.id, generated, **values)
     for name, sample in HONEST.items():
-        shutil.copytree(release.SAMPLES_DIR / sample, into / name)
+        shutil.copytree(generated / sample, into / name)
     model = into / "honest_reference" / registry.PACKAGE / "model.py"
     model.write_text(f"# {victim_secret}\n" + model.read_text(encoding="utf-8"), encoding="utf-8")
 

@@ -4,9 +4,9 @@ import shutil
 
 import pytest
 
-from autograder import engine, faults, forbidden, registry, release, variants
+from autograder import engine, registry, release
 
-from conftest import SAMPLES, SUMMARY
+from conftest import CHAPTER, CORRECT, FAULTS, FORBIDDEN, SAMPLES, SUMMARY
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def test_stubs_get_zero_and_say_not_implemented(sample_reports):
             assert item.status == "not_implemented" and "not answered yet: cell" in item.feedback_en
 
 
-@pytest.mark.parametrize("fault", faults.CATALOGUE, ids=lambda f: f.id)
+@pytest.mark.parametrize("fault", FAULTS, ids=lambda f: f.id)
 def test_each_fault_loses_points_exactly_on_its_exercise(sample_reports, fault):
     report = sample_reports[fault.id]
     lost = {item.id for item in report.items if item.score < item.max_score}
@@ -48,7 +48,7 @@ def test_each_fault_loses_points_exactly_on_its_exercise(sample_reports, fault):
 def test_every_check_is_passed_by_the_reference_and_failed_by_some_fault(sample_reports):
     passed_by_reference = {(i.id, c.name) for i in sample_reports["reference"].items for c in i.checks if c.passed}
     failed_by = {}
-    for fault in faults.CATALOGUE:
+    for fault in FAULTS:
         for item in sample_reports[fault.id].items:
             for check in item.checks:
                 if not check.passed:
@@ -62,40 +62,40 @@ def test_every_check_is_passed_by_the_reference_and_failed_by_some_fault(sample_
 
 def test_kill_matrix_has_no_survivor(sample_reports):
     """Print the sample x exercise matrix; a fault that keeps full marks is a survivor."""
-    exercises = [e.id for e in registry.EXERCISES]
+    exercises = [e.id for e in CHAPTER.exercises]
     matrix = [f"{'sample':<26}" + "".join(f"{e[:15]:>17}" for e in exercises)]
     survivors = []
-    for fault in faults.CATALOGUE:
+    for fault in FAULTS:
         report = sample_reports[fault.id]
         row = [report.item(e).score for e in exercises]
         matrix.append(f"{fault.id:<26}" + "".join(f"{s:>17g}" for s in row))
         if report.item(fault.exercise).score == report.item(fault.exercise).max_score:
             survivors.append(fault.id)
     SUMMARY["kill matrix"] = "\n".join(matrix)
-    SUMMARY["faulty"] = f"faulty {len(faults.CATALOGUE) - len(survivors)}/{len(faults.CATALOGUE)} caught"
+    SUMMARY["faulty"] = f"faulty {len(FAULTS) - len(survivors)}/{len(FAULTS)} caught"
     print(SUMMARY["faulty"])
-    assert len(faults.CATALOGUE) >= 30
+    assert len(FAULTS) >= 30
     assert not survivors
 
 
-@pytest.mark.parametrize("variant", variants.CATALOGUE, ids=lambda v: v.id)
+@pytest.mark.parametrize("variant", CORRECT, ids=lambda v: v.id)
 def test_each_correct_variant_gets_full_marks(sample_reports, variant):
     report = sample_reports[variant.sample]
     assert report.score == report.max_score, [(i.id, i.feedback_en) for i in report.items if i.score < i.max_score]
 
 
 def test_correct_catalogue_is_accepted_whole(sample_reports):
-    accepted = [v for v in variants.CATALOGUE if sample_reports[v.sample].score == sample_reports[v.sample].max_score]
-    SUMMARY["correct"] = f"correct {len(accepted)}/{len(variants.CATALOGUE)} accepted"
-    assert len(variants.CATALOGUE) >= 10 and len(accepted) == len(variants.CATALOGUE)
+    accepted = [v for v in CORRECT if sample_reports[v.sample].score == sample_reports[v.sample].max_score]
+    SUMMARY["correct"] = f"correct {len(accepted)}/{len(CORRECT)} accepted"
+    assert len(CORRECT) >= 10 and len(accepted) == len(CORRECT)
     # every exercise has more than one accepted way of writing it
-    assert {v.exercise for v in variants.CATALOGUE} == {e.id for e in registry.EXERCISES}
+    assert {v.exercise for v in CORRECT} == {e.id for e in CHAPTER.exercises}
 
 
 def test_wrong_answers_in_the_notebook_cost_only_those_cells(submission, grade):
     folder = submission(edits={"ch05_block.ipynb": [
-        ("per_block_params = 4 * 64 * 64 + 2 * 64 * 256 + 256 + 64 + 4 * 64",
-         "per_block_params = 4 * 64 * 64 + 2 * 64 * 256 + 4 * 64"),
+        ("per_block_params = 4 * 48 * 48 + 2 * 48 * 192 + 192 + 48 + 4 * 48",
+         "per_block_params = 4 * 48 * 48 + 2 * 48 * 192 + 4 * 48 + 7"),
     ]})
     report = grade(folder)
     lost = {item.id for item in report.items if item.score < item.max_score}
@@ -103,15 +103,15 @@ def test_wrong_answers_in_the_notebook_cost_only_those_cells(submission, grade):
     assert lost == {"per_block_params", "total_params"}
     # the feedback names the student's own value, never the expected one
     feedback = report.item("per_block_params").feedback_zh + report.item("per_block_params").feedback_en
-    assert "49408" in feedback and "49728" not in feedback
+    assert "27847" in feedback and "28080" not in feedback
 
 
 def test_answers_accept_tensors_and_tuples(submission, grade):
     folder = submission(answers={
-        "residual_output": "residual_output = torch.tensor([0.9206722, 3.4206696])",
-        "sample_variance_output": "sample_variance_output = (-1 / 2 ** 0.5, 1 / 2 ** 0.5)",
-        "shape_drill": "shape_drill = dict(layer_norm=(2, 3, 4), per_head_q=[2, 2, 3, 2], "
-                       "attention_weights=[2, 2, 3, 3], ffn_hidden=[2, 3, 8], block_output=[2, 3, 4])",
+        "residual_output": "residual_output = torch.tensor([-0.0820600, 0.9255376, 5.6371087])",
+        "sample_variance_output": "sample_variance_output = (-2 / 7 ** 0.5, -1 / 7 ** 0.5, 3 / 7 ** 0.5)",
+        "shape_drill": "shape_drill = dict(layer_norm=(3, 5, 8), per_head_q=[3, 4, 5, 2], attention_weights=[3, 4, 5, 5], "
+                       "heads_merged=torch.Size([3, 5, 8]), ffn_hidden=[3, 5, 32], block_output=[3, 5, 8])",
     })
     report = grade(folder)
     assert report.score == report.max_score, [(i.id, i.feedback_en) for i in report.items if i.score < i.max_score]
@@ -129,7 +129,7 @@ def _expected_texts():
     (with three digits or more: 0.5 or -1.0 also stand in the chapter's own words); lists: the
     shape drill's shapes."""
     numbers, lists = set(), set()
-    for answer in registry.ANSWERS:
+    for answer in CHAPTER.answers:
         value = engine.expected_answer(answer.id)
         values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
         for item in values:
@@ -147,11 +147,11 @@ def test_feedback_of_wrong_work_reveals_no_expected_value(sample_reports, submis
     """Every answer wrong, and every faulty sample: no expected number, list or shape, and no
     error size, anywhere in the report.  (A faulty exercise's feedback may name its case's input
     shapes, which the shape drill's answers partly equal; the lists are checked on the answers.)"""
-    wrong = grade(submission(answers={a.id: f"{a.variable} = 7" for a in registry.ANSWERS}))
+    wrong = grade(submission(answers={a.id: f"{a.variable} = 7" for a in CHAPTER.answers}))
     assert all(item.status == "failed" for item in wrong.items if item.kind == "answer")
     numbers, lists = _expected_texts()
-    assert {"107776", "49728", "424"} <= numbers and "[2, 3, 4]" in lists
-    for report, forbidden in [(wrong, numbers | lists)] + [(sample_reports[f.id], numbers) for f in faults.CATALOGUE]:
+    assert {"28080", "90672", "1074", "107776", "424"} <= numbers and "[3, 5, 8]" in lists
+    for report, forbidden in [(wrong, numbers | lists)] + [(sample_reports[f.id], numbers) for f in FAULTS]:
         text = str(report.to_json())
         leaked = sorted(t for t in forbidden if t in text)
         assert not leaked, f"{report.submission}: {leaked}"
@@ -177,9 +177,9 @@ def graded_alone(pool, tmp_path_factory):
     """Every correct variant and the reference body of each exercise, in a package whose other
     exercises are all stubs, and again all faulty (each with the first fault of its catalogue)."""
     root = tmp_path_factory.mktemp("alone")
-    bodies = [(v.id, v.exercise, v.function) for v in variants.CATALOGUE]
-    bodies += [(f"reference_{e.id}", e.id, None) for e in registry.EXERCISES]
-    first_fault = {e.id: faults.for_exercise(e.id)[0] for e in registry.EXERCISES}
+    bodies = [(v.id, v.exercise, v.function) for v in CORRECT]
+    bodies += [(f"reference_{e.id}", e.id, None) for e in CHAPTER.exercises]
+    first_fault = {e.id: engine.faults_of(e.id)[0] for e in CHAPTER.exercises}
     folders, cases = [], []
     for name, exercise_id, function in bodies:
         for others in ("stubbed", "faulty"):
@@ -207,15 +207,15 @@ def test_every_exercise_is_graded_alone(graded_alone):
     # and the others really were broken: every other exercise lost its points
     for (name, exercise_id, others), report in graded_alone:
         lost = {item.id for item in report.items if item.kind == "exercise" and item.score == 0}
-        assert lost == {e.id for e in registry.EXERCISES} - {exercise_id}, (name, others, lost)
+        assert lost == {e.id for e in CHAPTER.exercises} - {exercise_id}, (name, others, lost)
 
 
-@pytest.mark.parametrize("entry", forbidden.CATALOGUE, ids=lambda s: s.id)
+@pytest.mark.parametrize("entry", FORBIDDEN, ids=lambda s: s.id)
 def test_a_forbidden_shortcut_loses_its_exercise_and_names_the_call(sample_reports, entry):
     report = sample_reports[entry.sample]
     lost = {item.id for item in report.items if item.score < item.max_score}
     assert lost == {entry.exercise}
-    exercise = next(e for e in registry.EXERCISES if e.id == entry.exercise)
+    exercise = next(e for e in CHAPTER.exercises if e.id == entry.exercise)
     item = report.item(entry.exercise)
     # the values are right: the shortcut is the only thing that costs the points
     assert [check.name for check in item.checks if not check.passed] == ["uses no forbidden shortcut"]
@@ -224,8 +224,8 @@ def test_a_forbidden_shortcut_loses_its_exercise_and_names_the_call(sample_repor
 
 
 def test_forbidden_catalogue_summary(sample_reports):
-    caught = [s for s in forbidden.CATALOGUE if sample_reports[s.sample].item(s.exercise).score == 0
+    caught = [s for s in FORBIDDEN if sample_reports[s.sample].item(s.exercise).score == 0
               and "the grader saw" in sample_reports[s.sample].item(s.exercise).feedback_en]
-    SUMMARY["forbidden"] = f"forbidden {len(caught)}/{len(forbidden.CATALOGUE)} shortcuts caught"
-    assert len(caught) == len(forbidden.CATALOGUE)
-    assert {s.exercise for s in forbidden.CATALOGUE} == {e.id for e in registry.EXERCISES if e.forbids}
+    SUMMARY["forbidden"] = f"forbidden {len(caught)}/{len(FORBIDDEN)} shortcuts caught"
+    assert len(caught) == len(FORBIDDEN)
+    assert {s.exercise for s in FORBIDDEN} == {e.id for e in CHAPTER.exercises if e.forbids}

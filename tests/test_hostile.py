@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import engine, hostile, registry
+from autograder import engine, hostile, registry, samples
 from autograder.sandbox import WorkerPool, bubblewrap_works
 
-from conftest import SUMMARY, needs_bubblewrap
+from conftest import SAMPLES, SUMMARY, needs_bubblewrap
 
 ASSIGNMENT = registry.ASSIGNMENTS["ch05_block"]
 BATCH = Path(__file__).with_name("hostile_batch.py")
@@ -100,7 +100,7 @@ def _verdicts(result, path):
     """{submission: list of what is wrong with it}; empty lists mean it gained nothing and lost only its own."""
     reports = result[path]
     problems = {}
-    for attempt in hostile.CATALOGUE:
+    for attempt in ASSIGNMENT.hostile():
         if attempt.id not in result["attempts"]:
             continue
         report, wrong = reports[attempt.id], []
@@ -172,7 +172,7 @@ def test_nbgrader_runs_to_the_end_and_skips_only_what_it_cannot_process(batches)
         if path != "nbgrader":
             continue
         skipped = {name for name, report in result["nbgrader"].items() if report["skipped"]}
-        assert skipped == {a.id for a in hostile.CATALOGUE if a.nbgrader_skips}, user
+        assert skipped == {a.id for a in ASSIGNMENT.hostile() if a.nbgrader_skips}, user
         # every other submission has a grade for every cell
         for name, report in result["nbgrader"].items():
             if name not in skipped:
@@ -197,10 +197,10 @@ def test_hostile_catalogue_summary(batches):
         wins = sum(1 for wrong in verdicts.values() if wrong)
         honest = "honest scores exact" if not _honest_problems(result, path) else "HONEST SCORES CHANGED"
         lines.append(f"{path} as {user}: {wins} wins of {len(verdicts)} attempts, {honest}")
-    skipped = len(hostile.CATALOGUE) - len(next(iter(batches.values()))["attempts"])
-    SUMMARY["hostile"] = ("hostile catalogue (" + str(len(hostile.CATALOGUE)) + " attempts"
+    skipped = len(ASSIGNMENT.hostile()) - len(next(iter(batches.values()))["attempts"])
+    SUMMARY["hostile"] = ("hostile catalogue (" + str(len(ASSIGNMENT.hostile())) + " attempts"
                           + (f", {skipped} skipped: no pids cgroup" if skipped else "") + "): " + " · ".join(lines))
-    assert len(hostile.CATALOGUE) >= 40
+    assert len(ASSIGNMENT.hostile()) >= 40
     assert all(" 0 wins " in line and "exact" in line for line in lines), lines
     assert len(batches) == 4 or os.geteuid() != 0, "as root, both users must have run"
 
@@ -210,9 +210,8 @@ def test_the_file_attacks_are_real_without_bubblewrap(tmp_path, monkeypatch):
     """Proof the other way: under plain process isolation the file-reading attempts do win points,
     so it is the sandbox that stops them (docs/grading.md says to trust only bubblewrap)."""
     monkeypatch.setenv("HERO_SANDBOX", "process")
-    attempts = [a for a in hostile.CATALOGUE if a.id in ("read_reference", "read_hidden_tests")]
-    folders = [hostile.build(a, tmp_path / a.id, repo=registry.REPO_ROOT, course=tmp_path, home=Path.home(),
-                             marker=tmp_path / "m", secret_name="UNUSED", port=9, victim="unused")
+    attempts = [a for a in ASSIGNMENT.hostile() if a.id in ("read_reference", "read_hidden_tests")]
+    folders = [hostile.build(ASSIGNMENT, a, tmp_path / a.id, SAMPLES, **samples.default_hostile_values(tmp_path))
                for a in attempts]
     pool = WorkerPool(size=1)
     try:

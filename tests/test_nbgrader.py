@@ -33,7 +33,7 @@ def gradebook_attack(root):
         "        db.commit()\n"
         "    except Exception as exc:\n"
         "        print('attack failed:', exc)\n"
-        "constant_output = [0.0, 0.0]\n"
+        "near_constant_output = [0.0] * 3\n"
     )
 
 
@@ -65,7 +65,7 @@ def course(tmp_path_factory):
     submit(root, "mallory_allclose", "post_ln", {"residual_output": ALLCLOSE_PATCH + "residual_output = [0.0, 0.0]\n"},
            model_prefix="import torch\ntorch.allclose = lambda *a, **k: True\n")
     submit(root, "mallory_transformer", "reference", {"normalised_variance": TRANSFORMER})
-    submit(root, "mallory_gradebook", "reference", {"constant_output": gradebook_attack(root)})
+    submit(root, "mallory_gradebook", "reference", {"near_constant_output": gradebook_attack(root)})
     nbgrader(root, "autograde", ASSIGNMENT, "--force")
     return root
 
@@ -104,7 +104,7 @@ def test_an_input_transformer_gains_nothing(course):
 @needs_bubblewrap
 def test_opening_the_gradebook_changes_no_grade(course, tmp_path):
     scores = cell_scores(course, "mallory_gradebook")
-    assert scores["constant_output"][0] == 0
+    assert scores["near_constant_output"][0] == 0
     with sqlite3.connect(course / "gradebook.db") as db:
         assert db.execute("SELECT COUNT(*) FROM grade WHERE extra_credit IS NOT NULL AND extra_credit != 0"
                           ).fetchone()[0] == 0

@@ -35,7 +35,7 @@ def _solution_bodies():
     text = (registry.REPO_ROOT / registry.PACKAGE / "model.py").read_text(encoding="utf-8")
     lines = text.splitlines()
     return {exercise.id: [line.strip() for line in lines[start + 1:end] if line.strip()]
-            for exercise, start, end, _ in release._fences(text)}
+            for exercise, start, end, _ in release._fences(text, "model")}
 
 
 def test_no_solution_body_and_no_hidden_test_under_student():
@@ -46,7 +46,7 @@ def test_no_solution_body_and_no_hidden_test_under_student():
         for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "hidden_check"):
             assert marker not in text, f"{marker} in {path}"
         for exercise, body in bodies.items():
-            if registry.ASSIGNMENTS[path.parts[0]].chapter <= next(e.chapter for e in registry.EXERCISES
+            if registry.ASSIGNMENTS[path.parts[0]].chapter <= next(e.chapter for e in registry.all_exercises()
                                                                    if e.id == exercise):
                 for line in body:
                     assert line not in text, f"solution line of {exercise} in {path}: {line}"
@@ -85,5 +85,26 @@ def test_every_grade_cell_has_a_check_and_every_check_a_grade_cell():
 
 def test_every_fence_is_a_registered_exercise_and_every_exercise_is_fenced():
     text = (registry.REPO_ROOT / registry.PACKAGE / "model.py").read_text(encoding="utf-8")
-    fenced = [exercise.id for exercise, *_ in release._fences(text)]
-    assert sorted(fenced) == sorted(e.id for e in registry.EXERCISES)
+    fenced = [exercise.id for exercise, *_ in release._fences(text, "model")]
+    assert sorted(fenced) == sorted(e.id for e in registry.all_exercises())
+
+
+def test_hero_samples_writes_every_sample_of_every_assignment(tmp_path):
+    """`hero samples OUT`: OUT/<assignment>/ holds the reference, the stubs and one folder per
+    catalogue entry and hostile attempt; none of them is committed."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "autograder.cli", "samples", str(tmp_path)], capture_output=True,
+                          text=True, cwd=registry.REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+    for assignment in registry.ASSIGNMENTS.values():
+        folder = tmp_path / assignment.id
+        expected = {"reference", "stubs"} | {e.sample for e in assignment.entries()} \
+            | {"hostile_" + a.id for a in assignment.hostile()}
+        assert {p.name for p in folder.iterdir()} == expected
+        assert (folder / "reference" / assignment.notebook_name).is_file()
+        assert f"{assignment.id}: {len(expected)} samples" in done.stdout
+    tracked = subprocess.run(["git", "ls-files", "autograder/samples"], capture_output=True, text=True,
+                             cwd=registry.REPO_ROOT).stdout
+    assert tracked == "", "sample submissions are generated, not committed"

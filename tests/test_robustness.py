@@ -5,14 +5,13 @@ import shutil
 
 import pytest
 
-from conftest import MODEL, SUMMARY, apply_edits, needs_bubblewrap, scores
+from conftest import CHAPTER, MODEL, SUMMARY, apply_edits, needs_bubblewrap, scores
 
 REFERENCE_GELU = "    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))\n"
 REFERENCE_LEDGER = "    per_block = 4 * d * d + 2 * d * f + f + d + 4 * d\n"
 NOTEBOOK = "ch05_block.ipynb"
-EXERCISES = {"layer_norm", "gelu", "feedforward", "block", "parameter_count"}
-ANSWERS = {"residual_output", "increment_gap", "sample_variance_output", "constant_output", "normalised_variance",
-           "shape_drill", "per_block_params", "total_params", "small_total_params"}
+EXERCISES = {e.id for e in CHAPTER.exercises}
+ANSWERS = {a.id for a in CHAPTER.answers}
 
 
 def gelu_body(body):
@@ -139,8 +138,8 @@ def test_stderr_output_and_warnings_never_cost_a_correct_answer(submission, grad
              "    warnings.warn('just a warning')\n" + REFERENCE_GELU)
     folder = submission(edits=gelu_body(noisy),
                         answers={"increment_gap": "import sys\nprint('noise', file=sys.stderr)\n"
-                                                  "a = 1 / math.sqrt(1 + EPS)\n"
-                                                  "increment_gap = 0.5 * gelu_exact(a) - 0.5 * gelu_exact(-a)"})
+                                                  "z = standardise([1.0, 1.004])\n"
+                                                  "increment_gap = 0.5 * gelu_exact(z[1]) - 0.5 * gelu_exact(z[0])"})
     report = grade(folder)
     assert report.score == report.max_score
     assert "debug" in report.item("gelu").output

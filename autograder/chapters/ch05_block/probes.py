@@ -1,0 +1,244 @@
+"""What each chapter-5 exercise is asked to compute: cases, test doubles, probes.
+
+A probe takes a model module (the student's, in the sandboxed worker; the
+reference, in the grading process) and one case of inputs chosen by the
+grader, and returns plain outputs.  The grader runs the same probe on the
+reference and compares.  Everything the exercise under test needs besides
+itself is a test double built from torch primitives here, so a bug in one
+exercise never costs points in another, and the worker holds no solution code.
+
+This file imports only torch and the standard library: the worker loads it
+inside the sandbox next to student code.
+"""
+
+import contextlib
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+WIDTH, HEADS, FFN_WIDTH = 4, 2, 8  # T = 3 != d = 4, so swapped axes show
+
+
+def make_config(module):
+    return module.Config(vocab_size=10, block_size=6, d_model=WIDTH, n_heads=HEADS, n_layers=2, d_ff=FFN_WIDTH,
+                         dropout=0.0)
+
+
+def make_cases(exercise_id):
+    """Inputs for one exercise, identical on every run (fixed generator)."""
+    gen = torch.Generator().manual_seed(20261129)
+
+    def randn(*shape):
+        return torch.randn(*shape, generator=gen)
+
+    if exercise_id == "layer_norm":
+        x = randn(2, 3, WIDTH)
+        gamma, beta = 1 + 0.5 * randn(WIDTH), 0.5 * randn(WIDTH)
+        ones, zeros = torch.ones(WIDTH), torch.zeros(WIDTH)
+        return {
+            "random": {"x": x, "gamma": gamma, "beta": beta},
+            "shifted": {"x": x + 7.5, "gamma": gamma, "beta": beta},
+            "default_affine": {"x": 3 * x + 1, "gamma": ones, "beta": zeros},
+            "hand": {"x": torch.tensor([[[1.0, 3.0]]]), "gamma": torch.ones(2), "beta": torch.zeros(2)},
+            "constant": {"x": torch.full((1, 2, WIDTH), 2.0), "gamma": gamma, "beta": beta},
+            "small_variance": {"x": torch.tensor([[[0.0, 0.002, -0.001, 0.004]]]), "gamma": ones, "beta": zeros},
+        }
+    if exercise_id == "gelu":
+        a = 1 / math.sqrt(1 + 1e-5)
+        return {
+            "grid": {"x": torch.linspace(-6.0, 6.0, 121)},
+            "tensor": {"x": randn(2, 3, WIDTH)},
+            "symmetry": {"x": torch.tensor([a, -a])},
+        }
+    if exercise_id == "feedforward":
+        return {
+            "random": {
+                "x": randn(2, 3, WIDTH),
+                "fc1.weight": 0.5 * randn(FFN_WIDTH, WIDTH), "fc1.bias": 0.5 * randn(FFN_WIDTH),
+                "fc2.weight": 0.5 * randn(WIDTH, FFN_WIDTH), "fc2.bias": 0.5 * randn(WIDTH),
+            },
+            # f = d: x @ W and x @ W.T both run, so a storage-matrix mix-up shows in the values
+            "square": {
+                "x": randn(2, 3, WIDTH),
+                "fc1.weight": 0.5 * randn(WIDTH, WIDTH), "fc1.bias": 0.5 * randn(WIDTH),
+                "fc2.weight": 0.5 * randn(WIDTH, WIDTH), "fc2.bias": 0.5 * randn(WIDTH),
+            },
+        }
+    if exercise_id == "block":
+        x = randn(2, 3, WIDTH)
+        changed_future = x.clone()
+        changed_future[:, -1] = randn(2, WIDTH)
+        weights = {name: 0.5 * randn(*shape) for name, shape in _block_weight_shapes().items()}
+        return {
+            "wiring": {"x": x},
+            "real": {"x": x, **weights},
+            "changed_future": {"x": changed_future, **weights},
+            "zero_branches": {"x": x},
+            "cache": {"x": x, **weights},
+            "given_past": {"x": x, **weights},
+            "training": {"x": x},
+        }
+    if exercise_id == "parameter_count":
+        return {
+            "chapter": {"args": [32, 64, 2, 64, 256]},
+            "small": {"args": [10, 6, 2, 4, 8]},
+            "odd": {"args": [7, 5, 3, 6, 10]},
+            "square": {"args": [50, 11, 4, 12, 12]},
+            "one": {"args": [1, 1, 1, 1, 1]},
+        }
+    raise KeyError(exercise_id)
+
+
+def _block_weight_shapes():
+    return {
+        "ln_attention.weight": (WIDTH,), "ln_attention.bias": (WIDTH,), "ln_feedforward.weight": (WIDTH,), "ln_feedforward.bias": (WIDTH,),
+        "fc1.weight": (FFN_WIDTH, WIDTH), "fc1.bias": (FFN_WIDTH,),
+        "fc2.weight": (WIDTH, FFN_WIDTH), "fc2.bias": (WIDTH,),
+    }
+
+
+# --- test doubles -------------------------------------------------------------
+
+
+class Affine(nn.Module):
+    """x -> scale * x + shift: a stand-in LayerNorm whose output is easy to tell apart."""
+
+    def __init__(self, scale, shift):
+        super().__init__()
+        self.scale, self.shift = scale, shift
+
+    def forward(self, x):
+        return self.scale * x + self.shift
+
+
+class PrefixMeanAttention(nn.Module):
+    """A causal stand-in for attention with a KV cache: each position receives
+    `scale` times the mean of itself and every earlier position (cached ones too).
+    `present` is the (keys, values) pair of everything seen so far."""
+
+    def __init__(self, scale=0.5):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x, past_key_value=None, use_cache=False):
+        seen = x if past_key_value is None else torch.cat([past_key_value[0], x], dim=1)
+        counts = torch.arange(1, seen.shape[1] + 1, dtype=x.dtype, device=x.device)
+        means = seen.cumsum(dim=1) / counts[:, None]
+        out = self.scale * means[:, -x.shape[1]:]
+        return out, ((seen, seen) if use_cache else None)
+
+
+class Square(nn.Module):
+    def forward(self, x):
+        return x * x
+
+
+class Zero(nn.Module):
+    def forward(self, x):
+        return torch.zeros_like(x)
+
+
+class ZeroAttention(nn.Module):
+    def forward(self, x, past_key_value=None, use_cache=False):
+        return torch.zeros_like(x), None
+
+
+def _linear(weight, bias):
+    layer = nn.Linear(weight.shape[1], weight.shape[0])
+    with torch.no_grad():
+        layer.weight.copy_(weight)
+        layer.bias.copy_(bias)
+    return layer
+
+
+def _layer_norm(weight, bias):
+    norm = nn.LayerNorm(weight.shape[0], eps=1e-5)
+    with torch.no_grad():
+        norm.weight.copy_(weight)
+        norm.bias.copy_(bias)
+    return norm
+
+
+@contextlib.contextmanager
+def _exact_gelu_in(module):
+    """Run with the module-level `gelu` replaced by torch's exact GELU."""
+    missing = object()
+    saved = getattr(module, "gelu", missing)  # absent when its definition did not compile
+    module.gelu = lambda t: F.gelu(t, approximate="none")
+    try:
+        yield
+    finally:
+        if saved is missing:
+            del module.gelu
+        else:
+            module.gelu = saved
+
+
+# --- probes ----------------------------------------------------------------------
+
+
+def run_case(module, exercise_id, case_name, case, device):
+    """Outputs of one case.  `case` holds CPU tensors; they are moved to `device`."""
+    case = {k: (v.to(device) if isinstance(v, torch.Tensor) else v) for k, v in case.items()}
+    with torch.no_grad():
+        if exercise_id == "layer_norm":
+            norm = module.LayerNorm(case["x"].shape[-1]).to(device)
+            norm.weight.copy_(case["gamma"])
+            norm.bias.copy_(case["beta"])
+            return norm(case["x"])
+        if exercise_id == "gelu":
+            return module.gelu(case["x"])
+        if exercise_id == "feedforward":
+            ffn = module.FeedForward(make_config(module)).to(device).eval()
+            ffn.fc1 = _linear(case["fc1.weight"], case["fc1.bias"]).to(device)
+            ffn.fc2 = _linear(case["fc2.weight"], case["fc2.bias"]).to(device)
+            ffn.activation = nn.GELU()
+            with _exact_gelu_in(module):
+                return ffn(case["x"])
+        if exercise_id == "block":
+            return _run_block(module, case_name, case, device)
+        if exercise_id == "parameter_count":
+            return module.parameter_count(*case["args"])
+    raise KeyError(exercise_id)
+
+
+def _run_block(module, case_name, case, device):
+    block = module.TransformerBlock(make_config(module)).to(device).eval()
+    x = case["x"]
+    if case_name == "wiring":
+        # distinct doubles: LN1 -> 2x+1, LN2 -> x-3, attention -> half the prefix mean, FFN -> x^2
+        block.ln_attention, block.ln_feedforward = Affine(2.0, 1.0), Affine(1.0, -3.0)
+        block.attention, block.feedforward = PrefixMeanAttention(), Square()
+        return block(x, None, True)
+    if case_name == "zero_branches":
+        # doubles for the norms too: the identity must hold whatever state the student's LayerNorm is in
+        block.ln_attention, block.ln_feedforward = Affine(2.0, 1.0), Affine(1.0, -3.0)
+        block.attention, block.feedforward = ZeroAttention(), Zero()
+        return block(x)
+    if case_name == "training":
+        # the doubles have no dropout, so a correct block is deterministic in training mode too
+        block.ln_attention, block.ln_feedforward = Affine(2.0, 1.0), Affine(1.0, -3.0)
+        block.attention, block.feedforward = PrefixMeanAttention(), Square()
+        block.train()
+        torch.manual_seed(0)
+        return block(x)
+    block.ln_attention = _layer_norm(case["ln_attention.weight"], case["ln_attention.bias"]).to(device)
+    block.ln_feedforward = _layer_norm(case["ln_feedforward.weight"], case["ln_feedforward.bias"]).to(device)
+    block.attention = PrefixMeanAttention()
+    block.feedforward = nn.Sequential(
+        _linear(case["fc1.weight"], case["fc1.bias"]), nn.GELU(), _linear(case["fc2.weight"], case["fc2.bias"])
+    ).to(device)
+    if case_name in ("real", "changed_future"):
+        return block(x)
+    if case_name == "cache":
+        # the first two positions with use_cache, then the last one reading the cache
+        head, present = block(x[:, :2], None, True)
+        tail, present = block(x[:, 2:], present, True)
+        return torch.cat([head, tail], dim=1), present
+    if case_name == "given_past":
+        # a cache made by the attention double itself, so the block's own first call does not matter
+        _, past = block.attention(block.ln_attention(x[:, :2]), None, True)
+        return block(x[:, 2:], past, True)
+    raise KeyError(case_name)

@@ -1,0 +1,40 @@
+"""Checks that hold for any correct chapter-5 implementation, judged on the student's CPU
+outputs: shift invariance and v/(v+eps) for LayerNorm, the symmetry identity of GELU, shapes
+kept, the identity of zero branches, causality, the ledger against the registered count.
+
+`check(exercise_id, outputs, cases, reference, judges)` returns (name, problem) pairs; a problem is a
+(zh, en) pair or None.  The judges are the visible checks' own (hero_transformer/checks.py):
+one check, two front ends.
+"""
+
+import torch
+
+
+def check(exercise_id, out, cases, reference, judges):
+    tensor = lambda *names: all(isinstance(out.get(n), torch.Tensor) for n in names)  # noqa: E731
+    found = []
+    if exercise_id == "layer_norm" and tensor("random", "shifted", "default_affine"):
+        found.append(("shift invariance", judges.judge_shift_invariant(out["random"], out["shifted"])))
+        found.append(("mean 0, variance v/(v+eps)",
+                      judges.judge_normalised_stats(cases["default_affine"]["x"], out["default_affine"])))
+    if exercise_id == "gelu" and tensor("symmetry"):
+        a = cases["symmetry"]["x"][:1]
+        found.append(("g(a) - g(-a) = a", judges.judge_gelu_symmetry(a, out["symmetry"][:1], out["symmetry"][1:])))
+    if exercise_id == "feedforward" and tensor("random"):
+        found.append(("shape [B,T,d] kept", judges.judge_same_shape(cases["random"]["x"], out["random"])))
+    if exercise_id == "block":
+        first = lambda name: out[name][0] if isinstance(out.get(name), tuple) else out.get(name)  # noqa: E731
+        real, changed, zero = first("real"), first("changed_future"), first("zero_branches")
+        x, wired = cases["real"]["x"], first("wiring")
+        if isinstance(wired, torch.Tensor):  # the doubles accept any width, so a wrong shape shows here
+            found.append(("shape [B,T,d] kept", judges.judge_same_shape(x, wired)))
+        if isinstance(zero, torch.Tensor):
+            found.append(("zero branches give the identity", judges.judge_identity(x, zero)))
+        if isinstance(real, torch.Tensor) and isinstance(changed, torch.Tensor) and real.shape == changed.shape:
+            found.append(("causal: the future does not change the past", judges.judge_causal(real, changed, 2)))
+    if exercise_id == "parameter_count" and isinstance(out.get("chapter"), int):
+        V, C, N, d, f = cases["chapter"]["args"]
+        model = reference.TransformerLM(reference.Config(V, C, d, 4, N, f, 0.0))
+        registered = sum(p.numel() for p in model.parameters())
+        found.append(("ledger equals the registered count", judges.judge_ledger(out["chapter"], registered)))
+    return found
