@@ -22,17 +22,45 @@ def test_solution_notebook_runs_top_to_bottom_with_hidden_checks(assignment):
     assert ticks == len(assignment.exercises) * 2 + len(assignment.answers)
 
 
-def test_the_chapter_numbers_are_the_seeds():
+def test_the_seeds_figures_hold_for_the_reference():
+    """The walkthrough's figures (asserted in the notebook's given cells) are the seed's, and the
+    reference agrees: the ledger 49,728 per block, 107,776 and 424 in all."""
+    from autograder.reference import model
+
+    assert model.parameter_count(32, 64, 2, 64, 256) == 107_776
+    assert model.parameter_count(10, 6, 2, 4, 8) == 424
+    assert model.parameter_count(32, 64, 1, 64, 256) - model.parameter_count(32, 64, 0, 64, 256) == 49_728
+
+
+def test_the_answers_are_what_their_questions_ask():
+    """Each graded answer, worked out here a second way (plain Python, the chapter's formulas),
+    against what the grader expects."""
+    import math
+
     approx = pytest.approx
-    assert expected_answer("residual_output") == approx([0.9206722, 3.4206696], abs=1e-7)
-    assert expected_answer("increment_gap") == approx(0.4999975, abs=1e-7)
-    assert expected_answer("sample_variance_output") == approx([-0.7071, 0.7071], abs=1e-4)
-    assert expected_answer("constant_output") == [0.5, -1.0]  # exactly beta
-    assert expected_answer("normalised_variance") == approx(1 / 1.00001, abs=1e-7)
-    assert expected_answer("per_block_params") == 49_728
-    assert expected_answer("total_params") == 107_776
-    assert expected_answer("small_total_params") == 424
+    eps = 1e-5
+
+    def standardise(values, divisor=None):
+        mean = sum(values) / len(values)
+        variance = sum((v - mean) ** 2 for v in values) / (divisor or len(values))
+        return [(v - mean) / math.sqrt(variance + eps) for v in values]
+
+    def gelu(u):
+        return 0.5 * u * (1 + math.erf(u / math.sqrt(2)))
+
+    z = standardise([0.0, 0.006])
+    assert expected_answer("normalised_variance") == approx(sum(v * v for v in z) / 2, abs=1e-12)
+    assert expected_answer("sample_variance_output") == approx(standardise([1.0, 2.0, 6.0], divisor=2), abs=1e-12)
+    assert expected_answer("near_constant_output") == approx(standardise([5.0, 5.0, 5.003]), abs=1e-9)
+    x = [0.0, 1.0, 5.0]
+    assert expected_answer("residual_output") == approx([v + 0.5 * gelu(s) for v, s in zip(x, standardise(x))], abs=1e-12)
+    z = standardise([1.0, 1.004])
+    assert expected_answer("increment_gap") == approx(0.5 * (gelu(z[1]) - gelu(z[0])), abs=1e-12)
     assert expected_answer("shape_drill") == {
-        "layer_norm": [2, 3, 4], "per_head_q": [2, 2, 3, 2], "attention_weights": [2, 2, 3, 3],
-        "ffn_hidden": [2, 3, 8], "block_output": [2, 3, 4],
+        "layer_norm": [3, 5, 8], "per_head_q": [3, 4, 5, 2], "attention_weights": [3, 4, 5, 5],
+        "heads_merged": [3, 5, 8], "ffn_hidden": [3, 5, 32], "block_output": [3, 5, 8],
     }
+    block = lambda d, f: 4 * d * d + 2 * d * f + f + 5 * d  # noqa: E731
+    assert expected_answer("per_block_params") == block(48, 192) == 28_080
+    assert expected_answer("total_params") == 2 * 50 * 48 + 32 * 48 + 3 * block(48, 192) + 2 * 48 == 90_672
+    assert expected_answer("small_total_params") == 2 * 9 * 6 + 7 * 6 + 3 * block(6, 10) + 2 * 6 == 1_074
