@@ -16,15 +16,16 @@ MODEL = "hero_transformer/model.py"
 
 
 def _generate_samples():
-    """The sample submissions, generated once per test run (`hero samples`), hostile ones left
-    out (tests/hostile_batch.py builds those with its own targets)."""
+    """The sample submissions of every assignment, generated once per test run (`hero samples`),
+    hostile ones left out (tests/hostile_batch.py builds those with its own targets)."""
     root = Path(tempfile.mkdtemp(prefix="hero-samples-"))
     os.chmod(root, 0o755)  # the ordinary-user tests read them too
     atexit.register(shutil.rmtree, root, True)
-    return samples.write(root, [CHAPTER], with_hostile=False)[CHAPTER.id]
+    return samples.write(root, with_hostile=False)
 
 
-SAMPLES = _generate_samples()
+SAMPLE_ROOTS = _generate_samples()  # {assignment id: its samples folder}
+SAMPLES = SAMPLE_ROOTS[CHAPTER.id]
 
 needs_bubblewrap = pytest.mark.skipif(
     not bubblewrap_works(), reason="bwrap is not available here: `make test` installs it (apt-get install bubblewrap)"
@@ -37,6 +38,17 @@ def pool():
     workers = WorkerPool()
     yield workers
     workers.close()
+
+
+@pytest.fixture(scope="session")
+def reports(pool):
+    """{(assignment id, sample name): report}, every generated sample of every assignment graded once."""
+    found = {}
+    for assignment_id, folder in SAMPLE_ROOTS.items():
+        names = samples.names(folder)
+        graded = engine.grade_many([folder / name for name in names], assignment_id, pool=pool)
+        found.update({(assignment_id, name): report for name, report in zip(names, graded)})
+    return found
 
 
 def apply_edits(folder, edits):

@@ -1,0 +1,166 @@
+"""Every chapter's catalogues, proven both ways for every assignment the registry finds: the
+reference passes every check, the stubs earn nothing, each fault loses exactly its exercise and
+is named, each correct variant earns full marks (also with every other exercise stubbed or
+faulty), each forbidden shortcut loses its exercise and names the call, and every check of every
+exercise is failed by some fault.  A new chapter gets these proofs by adding its folder."""
+
+import shutil
+
+import pytest
+
+from autograder import engine, registry, release
+
+from conftest import SAMPLE_ROOTS, SUMMARY
+
+ASSIGNMENTS = list(registry.ASSIGNMENTS.values())
+
+
+def entries(kind):
+    return [(assignment, entry) for assignment in ASSIGNMENTS for entry in assignment.entries(kind)]
+
+
+def entry_id(value):
+    return value.id
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS, ids=entry_id)
+def test_reference_gets_full_marks_on_every_item(reports, assignment):
+    report = reports[assignment.id, "reference"]
+    assert report.score == report.max_score == sum(assignment.points().values())
+    assert all(item.status == "passed" for item in report.items), [(i.id, i.feedback_en) for i in report.items]
+    assert report.devices[0] == "cpu"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS, ids=entry_id)
+def test_stubs_get_zero_and_say_not_implemented(reports, assignment):
+    report = reports[assignment.id, "stubs"]
+    assert report.score == 0
+    for item in report.items:
+        if item.kind == "exercise":
+            assert item.status == "not_implemented"
+            assert f"NotImplementedError('{item.id}')" in item.feedback_zh
+            assert "not implemented yet" in item.feedback_en
+        else:
+            assert item.status == "not_implemented" and "not answered yet: cell" in item.feedback_en
+
+
+@pytest.mark.parametrize("assignment, fault", entries("fault"), ids=entry_id)
+def test_each_fault_loses_points_exactly_on_its_exercise(reports, assignment, fault):
+    report = reports[assignment.id, fault.sample]
+    assert {item.id for item in report.items if item.score < item.max_score} == {fault.exercise}
+    item = report.item(fault.exercise)
+    # the feedback names this misconception, in both languages
+    assert fault.zh in item.feedback_zh and fault.en in item.feedback_en
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS, ids=entry_id)
+def test_every_check_is_passed_by_the_reference_and_failed_by_some_fault(reports, assignment):
+    reference = reports[assignment.id, "reference"]
+    passed_by_reference = {(i.id, c.name) for i in reference.items for c in i.checks if c.passed}
+    failed_by = {}
+    for fault in assignment.entries("fault"):
+        for item in reports[assignment.id, fault.sample].items:
+            for check in item.checks:
+                if not check.passed:
+                    failed_by.setdefault((item.id, check.name), fault.id)
+    exercise_checks = {(i.id, c.name) for i in reference.items if i.kind == "exercise" for c in i.checks}
+    assert exercise_checks <= passed_by_reference
+    never_failed = sorted(exercise_checks - set(failed_by))
+    assert not never_failed, f"checks no known fault fails: {never_failed}"
+    # every exercise has a fault to prove its checks with
+    assert {fault.exercise for fault in assignment.entries("fault")} == {e.id for e in assignment.exercises}
+
+
+def test_kill_matrix_has_no_survivor(reports):
+    """Print the sample x exercise matrix; a fault that keeps full marks is a survivor."""
+    matrix, survivors, faults = [], [], entries("fault")
+    for assignment in ASSIGNMENTS:
+        exercises = [e.id for e in assignment.exercises]
+        matrix.append(f"{assignment.id:<26}" + "".join(f"{e[:15]:>17}" for e in exercises))
+        for fault in assignment.entries("fault"):
+            report = reports[assignment.id, fault.sample]
+            matrix.append(f"{fault.id:<26}" + "".join(f"{report.item(e).score:>17g}" for e in exercises))
+            if report.item(fault.exercise).score == report.item(fault.exercise).max_score:
+                survivors.append(fault.id)
+    SUMMARY["kill matrix"] = "\n".join(matrix)
+    SUMMARY["faulty"] = f"faulty {len(faults) - len(survivors)}/{len(faults)} caught"
+    assert not survivors
+
+
+@pytest.mark.parametrize("assignment, variant", entries("correct"), ids=entry_id)
+def test_each_correct_variant_gets_full_marks(reports, assignment, variant):
+    report = reports[assignment.id, variant.sample]
+    assert report.score == report.max_score, [(i.id, i.feedback_en) for i in report.items if i.score < i.max_score]
+
+
+def test_correct_catalogue_is_accepted_whole(reports):
+    correct = entries("correct")
+    accepted = [v for a, v in correct if reports[a.id, v.sample].score == reports[a.id, v.sample].max_score]
+    SUMMARY["correct"] = f"correct {len(accepted)}/{len(correct)} accepted"
+    assert len(accepted) == len(correct)
+    for assignment in ASSIGNMENTS:  # every exercise has another accepted way of writing it
+        assert {v.exercise for v in assignment.entries("correct")} == {e.id for e in assignment.exercises}
+
+
+@pytest.fixture(scope="module")
+def graded_alone(pool, tmp_path_factory):
+    """Every correct variant and the reference body of each exercise, in a package whose other
+    exercises are all stubs, and again all faulty (each with the first fault of its catalogue)."""
+    root = tmp_path_factory.mktemp("alone")
+    results = []
+    for assignment in ASSIGNMENTS:
+        bodies = [(v.id, v.exercise, v.function) for v in assignment.entries("correct")]
+        bodies += [(f"reference_{e.id}", e.id, None) for e in assignment.exercises]
+        first_fault = {e.id: engine.faults_of(e.id)[0] for e in assignment.exercises}
+        folders, cases = [], []
+        for name, exercise_id, function in bodies:
+            for others in ("stubbed", "faulty"):
+                def replace(exercise, body, indent, exercise_id=exercise_id, function=function, others=others):
+                    if exercise.id == exercise_id:
+                        return release._function_body(function, indent) if function else body
+                    if exercise.chapter != assignment.chapter:
+                        return body if exercise.chapter < assignment.chapter else release.stub_lines(exercise, indent)
+                    if others == "stubbed":
+                        return release.stub_lines(exercise, indent)
+                    return release._function_body(first_fault[exercise.id].function, indent)
+                folder = root / assignment.id / f"{name}-{others}"
+                shutil.copytree(SAMPLE_ROOTS[assignment.id] / "reference", folder)
+                release.write_files(folder, release.render_package(replace))
+                folders.append(folder)
+                cases.append((assignment, name, exercise_id, others))
+        results += zip(cases, engine.grade_many(folders, assignment.id, pool=pool))
+    return results
+
+
+def test_every_exercise_is_graded_alone(graded_alone):
+    """A correct body earns full marks whatever state the other exercises are in."""
+    wrong = [(name, others, report.item(exercise_id).feedback_en)
+             for (_, name, exercise_id, others), report in graded_alone
+             if report.item(exercise_id).score != report.item(exercise_id).max_score]
+    assert not wrong, wrong
+    # and the others really were broken: every other exercise lost its points
+    for (assignment, name, exercise_id, others), report in graded_alone:
+        lost = {item.id for item in report.items if item.kind == "exercise" and item.score == 0}
+        assert lost == {e.id for e in assignment.exercises} - {exercise_id}, (name, others, lost)
+
+
+@pytest.mark.parametrize("assignment, entry", entries("forbidden"), ids=entry_id)
+def test_a_forbidden_shortcut_loses_its_exercise_and_names_the_call(reports, assignment, entry):
+    report = reports[assignment.id, entry.sample]
+    assert {item.id for item in report.items if item.score < item.max_score} == {entry.exercise}
+    item = report.item(entry.exercise)
+    # the values are right: the shortcut is the only thing that costs the points
+    assert [check.name for check in item.checks if not check.passed] == ["uses no forbidden shortcut"]
+    for call in (forbid.call for forbid in assignment.item(entry.exercise).forbids):
+        assert call in item.feedback_en and call in item.feedback_zh, item.feedback_en
+
+
+def test_forbidden_catalogue_summary(reports):
+    forbidden = entries("forbidden")
+    caught = [s for a, s in forbidden if reports[a.id, s.sample].item(s.exercise).score == 0
+              and "the grader saw" in reports[a.id, s.sample].item(s.exercise).feedback_en]
+    SUMMARY["forbidden"] = f"forbidden {len(caught)}/{len(forbidden)} shortcuts caught"
+    assert len(caught) == len(forbidden)
+    for assignment in ASSIGNMENTS:  # every forbidding exercise has its shortcuts proven
+        assert {s.exercise for s in assignment.entries("forbidden")} == \
+            {e.id for e in assignment.exercises if e.forbids}
