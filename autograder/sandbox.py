@@ -195,20 +195,37 @@ class ControlGroups:
                 pass
 
 
+def group_name(label):
+    """A cgroup name owned by this process: `hero-<pid>-<label>`."""
+    return f"hero-{os.getpid()}-{label}"
+
+
+def _owner_alive(name):
+    try:
+        os.kill(int(name.split("-")[1]), 0)
+    except (IndexError, ValueError, ProcessLookupError):
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
+
+
 @lru_cache(maxsize=None)
 def cgroups_work():
     try:
-        probe = ControlGroups(f"hero-probe-{os.getpid()}")
+        probe = ControlGroups(group_name("probe"))
     except OSError:
         return False
     probe.remove()
-    # groups an earlier run could not remove yet (their processes were still dying): rmdir
-    # succeeds only on empty groups, so live ones are left alone
+    # groups an earlier run left behind (its processes were still dying when it ended); only
+    # groups whose owning process is gone: another run's groups are empty between their
+    # creation and their first worker, and must not vanish under it
     for stale in CGROUP_ROOT.glob("*/hero-*"):
-        try:
-            stale.rmdir()
-        except OSError:
-            pass
+        if not _owner_alive(stale.name):
+            try:
+                stale.rmdir()
+            except OSError:
+                pass
     return True
 
 
@@ -234,7 +251,7 @@ class Worker:
 
     def __init__(self, argv, env, cwd):
         self.log = tempfile.TemporaryFile()
-        self.groups = ControlGroups(f"hero-{os.getpid()}-{id(self)}") if cgroups_work() else None
+        self.groups = ControlGroups(group_name(id(self))) if cgroups_work() else None
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         with theirs:
             self.proc = subprocess.Popen(argv, stdin=theirs.fileno(), stdout=self.log, stderr=self.log, env=env,
