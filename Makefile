@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test release sandbox bench
+.PHONY: demo test release sandbox browser bench
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,10 +24,20 @@ sandbox:
 	    echo "note: bwrap not found and cannot be installed here; the grader will use process isolation"; \
 	  fi; }
 
+# Chromium and a CJK font for the browser tests (tests/test_browser.py); without them those
+# tests skip and say why
+browser:
+	@command -v chromium >/dev/null 2>&1 && fc-list 2>/dev/null | grep -qi wqy || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && apt-get install -y -qq chromium fonts-wqy-microhei) >/dev/null; \
+	  else \
+	    echo "note: chromium not found and cannot be installed here; the browser tests will skip"; \
+	  fi; }
+
 demo: $(STAMP) sandbox
 	$(VENV)/bin/hero demo
 
-test: $(STAMP) sandbox
+test: $(STAMP) sandbox browser
 	$(VENV)/bin/python -m pytest
 
 release: $(STAMP)

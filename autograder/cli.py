@@ -15,15 +15,22 @@ def _grade(args):
         if not folder.is_dir():
             print(f"hero grade: {folder} is not a folder", file=sys.stderr)
             return EXIT_GRADER_FAILED
+    from .progress import Timer
     from .sandbox import WorkerPool
 
-    pool = WorkerPool()  # the workers import torch while this process does the same below
-    try:
-        from . import engine, report
+    with Timer() as timer:
+        pool = WorkerPool()  # the workers import torch while this process does the same below
+        try:
+            from . import engine, report
 
-        reports = engine.grade_many(folders, args.assignment, pool=pool, timeout=args.timeout)
-    finally:
-        pool.close()
+            reports = engine.grade_many(folders, args.assignment, pool=pool, timeout=args.timeout,
+                                        show_progress=True)
+        finally:
+            pool.close()
+    full = sum(result.score == result.max_score for result in reports)
+    mean = sum(result.score for result in reports) / len(reports)
+    print(f"hero grade: {len(reports)} submission(s) graded in {timer.seconds:.1f} s; {full} with full marks; "
+          f"mean {mean:g} / {reports[0].max_score:g}", file=sys.stderr)
     _write_reports(args, reports, report)
     if args.format == "json":
         print(report.to_json(reports))
@@ -59,10 +66,15 @@ def _write_reports(args, reports, report):
     if args.github_summary is not None:
         targets = {e.id: (e.module, e.target) for e in registry.all_exercises()}
         summary_path = args.github_summary or os.environ.get("GITHUB_STEP_SUMMARY")
-        parts = [report.github(result, Path.cwd(), targets) for result in reports]
+        parts = [report.github(result, Path.cwd(), targets, args.lang) for result in reports]
+        markdown = "\n".join(text for text, _ in parts)
         if summary_path:
             with open(summary_path, "a", encoding="utf-8") as summary:
-                summary.write("\n".join(markdown for markdown, _ in parts))
+                summary.write(markdown)
+        else:  # not in a GitHub job and no FILE named: the summary goes to the terminal, not nowhere
+            print("hero grade: --github-summary: no FILE given and $GITHUB_STEP_SUMMARY is not set; "
+                  "the summary follows on standard output", file=sys.stderr)
+            print(markdown)
         for _, annotations in parts:
             for line in annotations:
                 print(line)
@@ -73,6 +85,26 @@ def _release(args):
 
     release.build(args.output)
     print(f"rebuilt {', '.join(release.GENERATED_DIRS)} under {args.output or release.registry.REPO_ROOT}")
+    return 0
+
+
+def _start(args):
+    """A student's working copy of the release: a re-release never touches it."""
+    import shutil
+
+    from . import registry
+
+    assignment = registry.ASSIGNMENTS[args.assignment]
+    released = registry.REPO_ROOT / registry.RELEASE_DIR / assignment.id
+    target = Path(args.dir or Path("work") / assignment.id)
+    if target.exists():
+        print(f"hero start: {target} already exists; it is kept as it is (your work is never overwritten). "
+              f"Name another folder: hero start {assignment.id} OTHER_DIR", file=sys.stderr)
+        return 1
+    shutil.copytree(released, target, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    print(f"your working copy of {assignment.id}: {target}/\n"
+          f"open {target / assignment.notebook_name} in JupyterLab and fill the stubs in "
+          f"{target / registry.PACKAGE}/; `hero release` and `nbgrader generate_assignment` never touch this folder")
     return 0
 
 
@@ -115,6 +147,11 @@ def main(argv=None):
     rel = commands.add_parser("release", help="rebuild student/ and solutions/")
     rel.add_argument("--output", help="write the trees under this folder instead of the repository")
     rel.set_defaults(run=_release)
+
+    start = commands.add_parser("start", help="copy an assignment's release into a working folder of your own")
+    start.add_argument("assignment", help="assignment id, e.g. ch05_block")
+    start.add_argument("dir", nargs="?", help="the folder to create (default: work/<assignment>)")
+    start.set_defaults(run=_start)
 
     sam = commands.add_parser("samples", help="write sample submissions: OUTPUT/<assignment>/<sample>/ (reference, "
                                               "stubs, one per fault, variant, forbidden shortcut and hostile attempt)")

@@ -461,13 +461,16 @@ def judge_answer(answer, max_score, notebook_reply, cells_problem, answer_cell=N
         return result.finish()
     body = notebook_reply["payload"]["body"]
     entry = body["values"].get(answer.variable, {"missing": True})
+    failure = next((f for f in body["cell_failures"] if f["cell"] == answer_cell), None)
+    placeholder = entry.get("raised", {}).get("kind") == "not_implemented"
+    if placeholder or (entry.get("missing") and failure and failure["kind"] == "not_implemented"):
+        result.status = "not_implemented"
+        where_zh = f"第 {answer_cell + 1} 个单元格（从 1 数起）" if answer_cell is not None else "答案单元格"
+        where_en = f"cell {answer_cell + 1} (counting from 1)" if answer_cell is not None else "the answer cell"
+        result.feedback_zh = f"尚未作答：{where_zh}里的 {answer.variable} 还没有填写。"
+        result.feedback_en = f"not answered yet: {answer.variable} in {where_en} is not filled in."
+        return result.finish()
     if entry.get("missing"):
-        failure = next((f for f in body["cell_failures"] if f["cell"] == answer_cell), None)
-        if failure and failure["kind"] == "not_implemented":
-            result.status = "not_implemented"
-            result.feedback_zh = f"尚未作答：第 {answer_cell + 1} 个单元格仍是 raise NotImplementedError()。"
-            result.feedback_en = f"not answered yet: cell {answer_cell + 1} still raises NotImplementedError()."
-            return result.finish()
         where = _cell_failure(body, answer_cell)
         result.feedback_zh = f"变量 {answer.variable} 没有定义。{where[0]}"
         result.feedback_en = f"the variable {answer.variable} is not defined. {where[1]}"
@@ -516,24 +519,32 @@ def _cell_failure(body, cell_index):
         return ("", "")
     text = f"{failure.get('type', 'NotImplementedError')}: {failure['message']}"
     number = failure["cell"] + 1
-    return (f"第 {number} 个单元格运行出错：{text}", f"cell {number} raised {text}")
+    return (f"第 {number} 个单元格（从 1 数起）运行出错：{text}", f"cell {number} (counting from 1) raised {text}")
 
 
 # --- the whole submission ---------------------------------------------------------------
 
 
-def grade_many(folders, assignment_id=None, pool: Optional[WorkerPool] = None, timeout=DEFAULT_TIMEOUT):
+def grade_many(folders, assignment_id=None, pool: Optional[WorkerPool] = None, timeout=DEFAULT_TIMEOUT,
+               show_progress=False):
     """Grade several submission folders with one pool; tasks of all folders run concurrently.
 
     Every folder gets a report: a submission that cannot be read, or whose replies cannot
     be judged, loses its own points and says why; the others are graded as usual."""
+    from .progress import bar
+
     own_pool = pool is None
     pool = pool or WorkerPool()
     try:
         plans = [_plan(Path(folder), assignment_id, timeout) for folder in folders]
         tasks = [task for plan in plans for task in plan["tasks"].values()]
-        with concurrent.futures.ThreadPoolExecutor(max_workers=pool.size) as executor:
-            replies = dict(zip((t["key"] for t in tasks), executor.map(lambda t: _safe_run(pool, t), tasks)))
+        replies = {}
+        with concurrent.futures.ThreadPoolExecutor(max_workers=pool.size) as executor, \
+                bar(len(tasks), f"grading {len(plans)} submission(s)", shown=show_progress) as shown:
+            running = {executor.submit(_safe_run, pool, task): task["key"] for task in tasks}
+            for done in concurrent.futures.as_completed(running):
+                replies[running[done]] = done.result()
+                shown.update(1)
         return [_judge(plan, replies, pool) for plan in plans]
     finally:
         if own_pool:
@@ -640,6 +651,8 @@ def _judge(plan, replies, pool):
         item.feedback_zh, item.feedback_en, item.output = map(printable, (item.feedback_zh, item.feedback_en, item.output))
         for check in item.checks:
             check.zh, check.en = printable(check.zh), printable(check.en)
+    order = list(points)  # the grade cells' order in the notebook
+    items.sort(key=lambda item: order.index(item.id))
     return Report(assignment.id, str(plan["folder"]), pool.isolation, sorted(devices) or ["cpu"], items,
                   [printable(problem) for problem in problems], pool.limits)
 

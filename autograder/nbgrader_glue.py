@@ -25,14 +25,18 @@ import os
 import re
 from pathlib import Path
 
-from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbconvert.preprocessors import ClearMetadataPreprocessor, Preprocessor
 from nbformat.v4 import new_output
-from nbgrader.converters import Autograde, BaseConverter
+import nbgrader as nbgrader_package
+from nbgrader.converters import Autograde, BaseConverter, GenerateFeedback
+from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import (
-    AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, NbGraderPreprocessor, SaveAutoGrades,
+    AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds, IgnorePattern, LimitOutput,
+    NbGraderPreprocessor, OverwriteCells, OverwriteKernelspec, SaveAutoGrades,
 )
 from nbgrader.utils import is_ignored
-from traitlets import Float
+from traitlets import Bool, Float
+from traitlets.config import Config
 
 from . import engine, safefiles
 from .sandbox import WorkerPool
@@ -72,6 +76,8 @@ class HeroAutograde(NbGraderPreprocessor):
         report = engine.grade(folder, resources["nbgrader"]["assignment"], pool=_pool(course_root),
                               timeout=self.timeout)
         report.problems[:0] = _refused.get(str(folder), [])
+        # <student>/<assignment>: the report goes back to the student, the course root's path does not
+        report.submission = str(folder.relative_to(folder.parents[1]))
         verdicts = {item.id: item for item in report.items}
         for cell in nb.cells:
             meta = cell.metadata.get("nbgrader", {})
@@ -89,6 +95,79 @@ class HeroAutograde(NbGraderPreprocessor):
                       report.isolation, ", ".join(report.devices))
         return nb, resources
 
+
+_HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[ \t]*\n?", re.M | re.S)
+
+
+class ReleasedCellsOverwrite(OverwriteCells):
+    """nbgrader's OverwriteCells, reporting only real changes.  The release removes the hidden
+    tests from grade cells, so every such cell of every submission differs from its gradebook
+    source and nbgrader logs "Attribute 'checksum' ... has changed!" for each: 14 lines per
+    submission that drown the one warning that matters.  A locked cell exactly as released is
+    restored silently; one the student edited is still reported (and restored) by nbgrader."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        self._as_released = False
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id is not None:
+            try:
+                source = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id).source
+            except MissingEntry:
+                pass
+            else:
+                self._as_released = cell.source.rstrip() == _HIDDEN_TESTS.sub("", source).rstrip()
+        return super().preprocess_cell(cell, resources, cell_index)
+
+    def report_change(self, name, attr, old, new):
+        if attr == "checksum" and self._as_released:
+            self.log.debug("cell %s is as released (its hidden tests restored)", name)
+            return
+        super().report_change(name, attr, old, new)
+
+
+class MarkdownMathToMathML(Preprocessor):
+    """Feedback pages render math offline: every $...$ and $$...$$ of a markdown cell becomes
+    MathML (latex2mathml, a maintained converter; Chromium, Firefox and Safari draw MathML
+    natively), so nothing has to be fetched from a CDN to read the chapter's formulas."""
+
+    enabled = Bool(True)
+    _MATH = re.compile(r"\$\$(.+?)\$\$|(?<![\\$])\$(?!\s)(.+?)(?<![\s\\])\$", re.S)
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "markdown":
+            cell.source = self._MATH.sub(self._convert, cell.source)
+        return cell, resources
+
+    @staticmethod
+    def _convert(match):
+        from latex2mathml.converter import convert
+
+        display, inline = match.group(1), match.group(2)
+        try:
+            return convert(display or inline, display="block" if display else "inline")
+        except Exception:  # a formula the converter cannot parse stays as the student wrote it
+            return match.group(0)
+
+
+class HeroGenerateFeedback(GenerateFeedback):
+    """nbgrader's GenerateFeedback with this course's page (autograder/templates/hero_feedback/,
+    which extends nbgrader's): set here, for feedback only, because formgrader renders its own
+    views with the same HTMLExporter class."""
+
+    def __init__(self, coursedir=None, **kwargs):
+        super().__init__(coursedir=coursedir, **kwargs)
+        nbgrader_templates = Path(nbgrader_package.__file__).resolve().parent / "server_extensions" / "formgrader" / \
+            "templates"
+        config = Config()
+        config.HTMLExporter.template_name = "hero_feedback"
+        config.HTMLExporter.extra_template_basedirs = [str(Path(__file__).resolve().parent / "templates"),
+                                                       str(nbgrader_templates)]
+        # where `{% extends 'feedback/index.html.j2' %}` finds nbgrader's page, next to its bootstrap css
+        config.HTMLExporter.extra_template_paths = list(self.config.HTMLExporter.extra_template_paths) + \
+            [str(nbgrader_templates)]
+        self.update_config(config)
+
+SANITIZE_PREPROCESSORS = [ClearOutput, DeduplicateIds, OverwriteKernelspec, ReleasedCellsOverwrite, CheckCellMetadata]
 
 # nbgrader's own pipeline with Execute replaced: scores, late penalties and metadata checks stay nbgrader's
 AUTOGRADE_PREPROCESSORS = [
@@ -173,12 +252,15 @@ class HeroAutogradeConverter(Autograde, SafeCopy):
             dest = Path(self._format_dest(assignment_id, student_id))
             dest.mkdir(parents=True, exist_ok=True)
             (dest / REPORT_NAME).write_text(json.dumps(
-                {"submission": submission, "skipped": True, "score": 0, "problems": [reason]}, ensure_ascii=False,
+                {"submission": f"{student_id}/{assignment_id}", "skipped": True, "score": 0, "problems": [reason]},
+                ensure_ascii=False,
                 indent=1), encoding="utf-8")
 
 
 def install():
     """Make `nbgrader autograde` use HeroAutogradeConverter (called from nbgrader_config.py)."""
     import nbgrader.apps.autogradeapp as app
+    import nbgrader.apps.generatefeedbackapp as feedback_app
 
     app.Autograde = HeroAutogradeConverter
+    feedback_app.GenerateFeedback = HeroGenerateFeedback

@@ -141,7 +141,7 @@ def answered_notebook(release_nb, solution_nb):
         if meta.get("solution"):
             source = "".join(answers[meta["grade_id"]]) if isinstance(answers[meta["grade_id"]], list) \
                 else answers[meta["grade_id"]]
-            source = re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION\n", "", source, flags=re.M)
+            source = re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*(\n|\Z)", "", source, flags=re.M).rstrip("\n")
             cell["source"] = source
     return nbformat.writes(nbformat.from_dict(release)) + "\n"
 
@@ -163,17 +163,22 @@ def replace_answers(notebook_path, answers):
     nbformat.write(notebook, str(notebook_path))
 
 
-def build(output_root=None):
+def build(output_root=None, show_progress=False):
     """Rebuild student/ and solutions/ under `output_root` (default: the repo)."""
+    from .progress import bar
+
     output_root = Path(output_root or registry.REPO_ROOT)
     with tempfile.TemporaryDirectory(prefix="hero-release-") as scratch:
         # nbgrader writes its gradebook and release beside the source; keep that out of the repo
         shutil.copytree(registry.COURSE_DIR, Path(scratch, registry.SOURCE_DIR),
                         ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
         shutil.copy(registry.REPO_ROOT / "nbgrader_config.py", scratch)
-        for assignment in registry.ASSIGNMENTS.values():
-            _nbgrader(scratch, "generate_assignment", assignment.id)
-            _nbgrader(scratch, "generate_solution", assignment.id)
+        steps = [(step, assignment.id) for assignment in registry.ASSIGNMENTS.values()
+                 for step in ("generate_assignment", "generate_solution")]
+        with bar(len(steps), "release", unit="step", shown=show_progress) as shown:
+            for step, assignment_id in steps:
+                _nbgrader(scratch, step, assignment_id)
+                shown.update(1)
         for name in GENERATED_DIRS:
             shutil.rmtree(output_root / name, ignore_errors=True)
         for name in (registry.RELEASE_DIR, registry.SOLUTION_DIR):

@@ -15,14 +15,24 @@ def _pad(text, width):
     return text + " " * max(0, width - _width(text))
 
 
-def _first_line(text, limit):
+def _wrapped(text, limit):
+    """The feedback's first line, whole, in pieces of at most `limit` columns."""
     line = text.strip().splitlines()[0] if text.strip() else ""
-    out = ""
-    for ch in line:
-        if _width(out + ch) > limit - 1:
-            return out + "…"
-        out += ch
-    return out
+    pieces, current = [], ""
+    for word in line.split(" "):
+        candidate = f"{current} {word}" if current else word
+        if _width(candidate) <= limit:
+            current = candidate
+            continue
+        if current:
+            pieces.append(current)
+        current = ""
+        for ch in word:  # a long word, or Chinese text without spaces: break between characters
+            if _width(current + ch) > limit:
+                pieces.append(current)
+                current = ""
+            current += ch
+    return pieces + [current] if current or not pieces else pieces
 
 
 def table(report, lang="zh", feedback_width=72):
@@ -31,15 +41,17 @@ def table(report, lang="zh", feedback_width=72):
         f"assignment: {report.assignment}   isolation: {report.isolation}   devices checked: {', '.join(report.devices)}",
         f"limits: {report.limits}",
     ]
-    rows = [("exercise", "points", "max", "status", "feedback")]
-    for item in report.items:
+    rows = [("item", "points", "max", "status", ["feedback"])]
+    for item in report.items:  # in the notebook's order
         feedback = item.feedback_zh if lang == "zh" else item.feedback_en
         rows.append((item.id, f"{item.score:g}", f"{item.max_score:g}",
-                     f"{STATUS_MARK.get(item.status, '?')} {item.status}", _first_line(feedback, feedback_width)))
+                     f"{STATUS_MARK.get(item.status, '?')} {item.status}", _wrapped(feedback, feedback_width)))
     widths = [max(_width(row[i]) for row in rows) for i in range(4)]
+    indent = " " * (sum(widths) + 2 * 4)
     lines = header + [""]
     for index, row in enumerate(rows):
-        lines.append("  ".join(_pad(cell, widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4])
+        lines.append("  ".join(_pad(cell, widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4][0])
+        lines.extend(indent + piece for piece in row[4][1:])
         if index == 0:
             lines.append("  ".join("-" * w for w in widths) + "  " + "-" * 8)
     lines.append(f"total: {report.score:g} / {report.max_score:g}")
@@ -67,13 +79,17 @@ def to_json(reports):
 
 # --- machine-readable reports --------------------------------------------------------
 
-def _verdict_line(report):
+def _verdict_line(report, lang="en"):
     """The one-line outcome: it says 'all ... passed' only when every item, hidden checks included, did."""
     lost = [item for item in report.items if item.score < item.max_score]
+    score, total = f"{report.score:g}/{report.max_score:g}", len(report.items)
+    if lang == "zh":
+        if not lost:
+            return f"{score}：全部 {total} 个评分项通过（包括隐藏测试）。"
+        return f"{score}：{total} 个评分项中有 {len(lost)} 个失分（{'、'.join(item.id for item in lost)}）。"
     if not lost:
-        return f"{report.score:g}/{report.max_score:g}: all {len(report.items)} graded items passed, hidden checks included."
-    return (f"{report.score:g}/{report.max_score:g}: {len(lost)} of {len(report.items)} graded items lost points "
-            f"({', '.join(item.id for item in lost)}).")
+        return f"{score}: all {total} graded items passed, hidden checks included."
+    return f"{score}: {len(lost)} of {total} graded items lost points ({', '.join(item.id for item in lost)})."
 
 
 def gradescope(report):
@@ -135,7 +151,7 @@ def _definition_line(path, target):
     return None
 
 
-def github(report, relative_to=None, targets=None):
+def github(report, relative_to=None, targets=None, lang="en"):
     """(markdown job summary, annotation lines): one `::error` per item that lost points.
     `targets` maps an exercise id to its (module, qualified name), where the annotation points."""
     from pathlib import Path
@@ -143,12 +159,13 @@ def github(report, relative_to=None, targets=None):
     folder = Path(report.submission)
     shown = folder.relative_to(relative_to) if relative_to and folder.is_relative_to(relative_to) else folder
     lines = [f"### {report.assignment}: {report.score:g} / {report.max_score:g}", "",
-             _verdict_line(report), "",
+             _verdict_line(report, lang), "",
              f"Isolation: `{report.isolation}` · devices checked: {', '.join(report.devices)}", "",
              "| item | points | max | status | feedback |", "|---|---:|---:|---|---|"]
     annotations = []
     for item in report.items:
-        feedback = item.feedback_en.splitlines()[0] if item.feedback_en else ""
+        text = item.feedback_zh if lang == "zh" else item.feedback_en
+        feedback = text.splitlines()[0] if text else ""
         lines.append(f"| `{item.id}` | {item.score:g} | {item.max_score:g} | {item.status} | "
                      f"{feedback.replace('|', '/')} |")
         if item.score < item.max_score:
@@ -158,5 +175,5 @@ def github(report, relative_to=None, targets=None):
             where = f"file={shown / source},line={line}," if line else \
                 f"file={shown / (report.assignment + '.ipynb')},"
             title = f"{item.id}: {item.score:g}/{item.max_score:g} ({item.status})"
-            annotations.append(f"::error {where}title={title}::{_escape_annotation(item.feedback_en)}")
+            annotations.append(f"::error {where}title={title}::{_escape_annotation(text)}")
     return "\n".join(lines) + "\n", annotations

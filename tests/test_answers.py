@@ -36,7 +36,8 @@ def copyable_values():
         found += [[_number(n) for n in re.findall(NUMBER, group)]
                   for group in re.findall(rf"[(\[]\s*{NUMBER}(?:\s*,\s*{NUMBER})+\s*[)\]]", text)]
         if kind == "code":
-            for node in ast.walk(ast.parse(text)):
+            python = "\n".join(line for line in text.splitlines() if not line.startswith("%"))  # magics
+            for node in ast.walk(ast.parse(python)):
                 if isinstance(node, (ast.List, ast.Tuple, ast.Dict)):
                     try:
                         found.append(ast.literal_eval(node))

@@ -41,7 +41,8 @@ def test_stubs_get_zero_and_say_not_implemented(reports, assignment):
             assert f"NotImplementedError('{item.id}')" in item.feedback_zh
             assert "not implemented yet" in item.feedback_en
         else:
-            assert item.status == "not_implemented" and "not answered yet: cell" in item.feedback_en
+            assert item.status == "not_implemented" and "not answered yet" in item.feedback_en
+            assert "counting from 1" in item.feedback_en and "从 1 数起" in item.feedback_zh
 
 
 @pytest.mark.parametrize("assignment, fault", entries("fault"), ids=entry_id)

@@ -55,3 +55,37 @@ def test_grader_failure_is_a_nonzero_exit():
                           capture_output=True, text=True, env={"HERO_SANDBOX": "nonsense", "PATH": "/usr/bin:/bin"})
     assert done.returncode == 2
     assert "HERO_SANDBOX" in done.stderr
+
+
+def test_four_grading_runs_at_once_all_succeed():
+    """Parallel CI jobs on one machine: each run owns its cgroups and removes only groups whose
+    owner is gone, so no run deletes another's group between its creation and its first worker."""
+    runs = [subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", str(SAMPLES / "reference"),
+                              "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(4)]
+    for run in runs:
+        out, err = run.communicate(timeout=600)
+        assert run.returncode == 0, err[-2000:]
+        report = json.loads(out)
+        assert report["score"] == report["max_score"], err[-2000:]
+
+
+def test_the_table_keeps_notebook_order_and_whole_feedback():
+    done = hero("grade", str(SAMPLES / "stubs"), "--lang", "en")
+    items = [line.split()[0] for line in done.stdout.splitlines()
+             if line.split() and line.split()[0] in {"normalised_variance", "layer_norm", "residual_output", "gelu"}]
+    assert items == ["normalised_variance", "layer_norm", "residual_output", "gelu"]
+    assert "…" not in done.stdout
+    assert "(counting from 1)" in done.stdout
+
+
+def test_github_summary_without_a_file_prints_it_and_says_so(tmp_path):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
+    done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(SAMPLES / "post_ln"),
+                           "--github-summary", "--lang", "zh"], capture_output=True, text=True, env=env)
+    assert "$GITHUB_STEP_SUMMARY is not set" in done.stderr
+    assert "### ch05_block: 18 / 21" in done.stdout
+    assert "个评分项中有 1 个失分" in done.stdout  # the summary speaks the chosen language
+    assert "::error file=" in done.stdout and "可能的误解" in done.stdout

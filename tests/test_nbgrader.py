@@ -1,5 +1,6 @@
 """The instructor's workflow through nbgrader, including three tamper attempts that beat plain nbgrader."""
 
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -133,3 +134,31 @@ def test_feedback_and_export(course):
     bob = (course / "feedback" / "bob" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text(encoding="utf-8")
     assert "post-LN" in bob
     assert "alice" in Path(course / "grades.csv").read_text(encoding="utf-8")
+    # the report a student gets back: their own folder's name, readable Chinese
+    returned_report = (course / "feedback" / "bob" / ASSIGNMENT / "hero_report.json").read_text(encoding="utf-8")
+    assert json.loads(returned_report)["submission"] == f"bob/{ASSIGNMENT}"
+    assert str(course) not in returned_report and "\\u" not in returned_report and "可能的误解" in returned_report
+
+
+def test_autograde_logs_no_noise_for_cells_as_released_and_warns_for_an_edited_one(tmp_path):
+    """nbgrader logs "checksum has changed" for every grade cell whose hidden tests the release
+    removed, and SQLAlchemy warns about its session: neither is printed any more, while a locked
+    cell a student really edited still gets nbgrader's warning."""
+    root = tmp_path / "course"
+    shutil.copytree(registry.COURSE_DIR, root / registry.SOURCE_DIR)
+    shutil.copy(registry.REPO_ROOT / "nbgrader_config.py", root)
+    nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
+    submit(root, "honest", "reference")
+    submit(root, "editor", "reference")
+    notebook = root / "submitted" / "editor" / ASSIGNMENT / NOTEBOOK
+    data = json.loads(notebook.read_text(encoding="utf-8"))
+    locked = next(c for c in data["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "given_01")
+    locked["source"] = "EPS = 0.1  # edited by the student\n"
+    notebook.write_text(json.dumps(data), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force"], cwd=root,
+                          capture_output=True, text=True, env=release.nbgrader_env())
+    log = done.stdout + done.stderr
+    assert done.returncode == 0, log[-3000:]
+    assert "SAWarning" not in log
+    changed = [line for line in log.splitlines() if "has changed" in line]
+    assert changed and all("given_01" in line for line in changed), changed

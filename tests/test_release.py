@@ -103,7 +103,8 @@ def test_hero_samples_writes_every_sample_of_every_assignment(tmp_path):
         expected = {"reference", "stubs"} | {e.sample for e in assignment.entries()} \
             | {"hostile_" + a.id for a in assignment.hostile()}
         assert {p.name for p in folder.iterdir()} == expected
-        assert (folder / "reference" / assignment.notebook_name).is_file()
+        answered = (folder / "reference" / assignment.notebook_name).read_text(encoding="utf-8")
+        assert "SOLUTION" not in answered, "a fence line is left in the answered notebook"
         assert f"{assignment.id}: {len(expected)} samples" in done.stdout
     tracked = subprocess.run(["git", "ls-files", "autograder/samples"], capture_output=True, text=True,
                              cwd=registry.REPO_ROOT).stdout
