@@ -89,3 +89,47 @@ def test_github_summary_without_a_file_prints_it_and_says_so(tmp_path):
     assert "### ch05_block: 18 / 21" in done.stdout
     assert "个评分项中有 1 个失分" in done.stdout  # the summary speaks the chosen language
     assert "::error file=" in done.stdout and "可能的误解" in done.stdout
+
+
+def test_hero_start_makes_a_working_copy_and_never_overwrites_it(tmp_path):
+    target = tmp_path / "mine"
+    first = subprocess.run([sys.executable, "-m", "autograder.cli", "start", "ch05_block", str(target)],
+                           capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    model = target / "hero_transformer" / "model.py"
+    assert "raise NotImplementedError('gelu')" in model.read_text(encoding="utf-8")
+    model.write_text("# my work\n", encoding="utf-8")
+    again = subprocess.run([sys.executable, "-m", "autograder.cli", "start", "ch05_block", str(target)],
+                           capture_output=True, text=True)
+    assert again.returncode == 1 and "already exists" in again.stderr
+    assert model.read_text(encoding="utf-8") == "# my work\n"
+
+
+def test_hero_grade_shows_a_progress_bar_with_eta_on_a_terminal():
+    """On a terminal, stderr carries a bar with rate and ETA while grading runs, then a summary."""
+    import fcntl
+    import os
+    import pty
+    import re
+    import struct
+    import termios
+
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
+    run = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", str(SAMPLES / "reference"),
+                            str(SAMPLES / "stubs")], stdout=subprocess.DEVNULL, stderr=terminal)
+    os.close(terminal)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:  # the other end closed
+            break
+        if not chunk:
+            break
+        seen += chunk
+    run.wait(timeout=300)
+    os.close(controller)
+    text = seen.decode("utf-8", "replace")
+    assert re.search(r"grading 2 submission\(s\):.*\|.*\d+/\d+ \[\d\d:\d\d<\d\d:\d\d", text), text[-500:]
+    assert "hero grade: 2 submission(s) graded in" in text
