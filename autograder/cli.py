@@ -56,6 +56,9 @@ def _write_reports(args, reports, report):
 
     from . import registry
 
+    for target in (args.gradescope, args.junit, args.github_summary):
+        if target:  # an output file's folder is made, as pytest does for --junitxml
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
     if args.gradescope:
         if len(reports) != 1:
             raise ValueError("--gradescope writes the results of one submission")

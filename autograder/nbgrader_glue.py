@@ -167,13 +167,26 @@ class HeroGenerateFeedback(GenerateFeedback):
             [str(nbgrader_templates)]
         self.update_config(config)
 
-SANITIZE_PREPROCESSORS = [ClearOutput, DeduplicateIds, OverwriteKernelspec, ReleasedCellsOverwrite, CheckCellMetadata]
+    # nbgrader's page header loads MathJax from a CDN; its math is MathML here, so the tag goes
+    _MATHJAX = re.compile(r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.S)
+
+    def write_single_notebook(self, output, resources):
+        return super().write_single_notebook(self._MATHJAX.sub("", output), resources)
+
+def import_paths(classes):
+    """Classes as import strings: nbconvert imports them, and the configuration stays plain data
+    (formgrader shows it as JSON, and warns when it cannot)."""
+    return [f"{cls.__module__}.{cls.__qualname__}" for cls in classes]
+
+
+SANITIZE_PREPROCESSORS = import_paths(
+    [ClearOutput, DeduplicateIds, OverwriteKernelspec, ReleasedCellsOverwrite, CheckCellMetadata])
 
 # nbgrader's own pipeline with Execute replaced: scores, late penalties and metadata checks stay nbgrader's
-AUTOGRADE_PREPROCESSORS = [
+AUTOGRADE_PREPROCESSORS = import_paths([
     HeroAutograde, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
     CheckCellMetadata,
-]
+])
 
 
 def screen(submission, notebooks):

@@ -5,7 +5,7 @@ import os
 import sys
 import warnings
 
-from autograder import nbgrader_glue, registry, release
+from autograder import nbgrader_glue, registry
 
 c = get_config()  # noqa: F821 (provided by nbgrader when it loads this file)
 
@@ -42,7 +42,7 @@ if not os.path.isdir(c.Exchange.root):
 c.ClearSolutions.code_stub = {"python": "# 在上一行写出你的计算"}
 
 # generate_assignment also writes the chapter's stubbed hero_transformer/ into the release.
-c.GenerateAssignment.post_convert_hook = release.write_release_package
+c.GenerateAssignment.post_convert_hook = "autograder.release.write_release_package"
 
 # autograde grades out of process (see autograder/nbgrader_glue.py) instead of in a kernel.
 # The source folder holds no .py files, so nothing overwrites a student's package; the
@@ -61,11 +61,12 @@ c.Autograde.exclude_overwriting = {
 # gives generate_feedback this course's page (contents named by grade id, long lines wrapped)
 from nbgrader.converters import GenerateFeedback  # noqa: E402
 
-c.GenerateFeedback.preprocessors = [nbgrader_glue.MarkdownMathToMathML] + \
-    GenerateFeedback.class_traits()["preprocessors"].default()
+c.GenerateFeedback.preprocessors = nbgrader_glue.import_paths(
+    [nbgrader_glue.MarkdownMathToMathML] + GenerateFeedback.class_traits()["preprocessors"].default())
 
 # The solution notebook is stored without outputs so that `hero release` is reproducible byte
 # for byte; the test suite executes it top to bottom (tests/test_notebook.py) instead.
 from nbgrader.preprocessors import ClearMarkScheme, ClearOutput, IncludeHeaderFooter, LockCells  # noqa: E402
 
-c.GenerateSolution.preprocessors = [IncludeHeaderFooter, LockCells, ClearOutput, ClearMarkScheme]
+c.GenerateSolution.preprocessors = nbgrader_glue.import_paths([IncludeHeaderFooter, LockCells, ClearOutput,
+                                                              ClearMarkScheme])

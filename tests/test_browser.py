@@ -208,18 +208,23 @@ def test_the_assignment_list_and_course_list_work(lab, page):
     assert "hero_transformer" in page.locator(".lm-DockPanel").inner_text()  # the course, from the exchange
 
 
-def test_formgrader_loads(lab, page):
+def test_formgrader_loads(lab, course, page):
     base, token = lab
     page.goto(f"{base}/formgrader?token={token}")
     page.get_by_role("link", name=CHAPTER.id).wait_for(timeout=90_000)  # the assignments table has loaded
     assert "Loading" not in page.inner_text("body")
     page.screenshot(path=str(SCREENSHOTS / "formgrader.png"))
+    log = (course / "jupyter.log").read_text(encoding="utf-8")
+    assert "FileNotFoundError" not in log and "Traceback" not in log, log[-3000:]  # alembic was found
 
 
 def test_feedback_shows_rendered_math_with_the_network_blocked(course, browser):
     feedback = course / "feedback" / "post_ln" / CHAPTER.id / f"{CHAPTER.id}.html"
+    assert "<script src=\"http" not in feedback.read_text(encoding="utf-8")  # nothing to fetch
     context = browser.new_context(offline=True, viewport={"width": 1200, "height": 900})
     page = context.new_page()
+    requests = []
+    page.on("request", lambda request: requests.append(request.url))
     page.goto(feedback.as_uri())
     formulas = page.locator("math")
     assert formulas.count() > 50
@@ -230,6 +235,7 @@ def test_feedback_shows_rendered_math_with_the_network_blocked(course, browser):
     body = page.inner_text("body")
     assert "\\varepsilon" not in body and "\\frac" not in body  # no raw LaTeX left
     assert "Test cell" not in body and "block" in page.inner_text("#toc")
+    assert all(url.startswith("file:") or url.startswith("data:") for url in requests), requests
     page.locator("a[name='block']").scroll_into_view_if_needed()  # post_ln's lost item and its feedback
     page.screenshot(path=str(SCREENSHOTS / "feedback-math-offline.png"))
     context.close()
