@@ -160,8 +160,10 @@ def github(report, relative_to=None, targets=None, lang="en"):
     shown = folder.relative_to(relative_to) if relative_to and folder.is_relative_to(relative_to) else folder
     lines = [f"### {report.assignment}: {report.score:g} / {report.max_score:g}", "",
              _verdict_line(report, lang), "",
-             f"Isolation: `{report.isolation}` · devices checked: {', '.join(report.devices)}", "",
-             "| item | points | max | status | feedback |", "|---|---:|---:|---|---|"]
+             (f"隔离方式：`{report.isolation}` · 检查过的设备：{', '.join(report.devices)}" if lang == "zh" else
+              f"Isolation: `{report.isolation}` · devices checked: {', '.join(report.devices)}"), "",
+             "| 评分项 | 得分 | 满分 | 状态 | 反馈 |" if lang == "zh" else "| item | points | max | status | feedback |",
+             "|---|---:|---:|---|---|"]
     annotations = []
     for item in report.items:
         text = item.feedback_zh if lang == "zh" else item.feedback_en

@@ -240,7 +240,7 @@ def describe_confinement(state):
 
 
 def describe_limits():
-    per_task = "address space per task"
+    per_task = "an address-space cap on each task"
     if cgroups_work():
         return f"cgroup: {PIDS_MAX} processes and {MEMORY_MAX // 1024**3} GiB per worker; {per_task}"
     return f"{per_task} only (no writable cgroup here: process count unbounded)"
