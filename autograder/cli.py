@@ -18,18 +18,17 @@ def _grade(args):
     from .progress import Timer
     from .sandbox import WorkerPool
 
-    with Timer() as timer:
-        pool = WorkerPool()  # the workers import torch while this process does the same below
-        try:
-            from . import engine, report
+    timer = Timer()
+    pool = WorkerPool()  # the workers import torch while this process does the same below
+    try:
+        from . import engine, report
 
-            reports = engine.grade_many(folders, args.assignment, pool=pool, timeout=args.timeout,
-                                        show_progress=True)
-        finally:
-            pool.close()
+        reports = engine.grade_many(folders, args.assignment, pool=pool, timeout=args.timeout, show_progress=True)
+    finally:
+        pool.close()
     full = sum(result.score == result.max_score for result in reports)
     mean = sum(result.score for result in reports) / len(reports)
-    print(f"hero grade: {len(reports)} submission(s) graded in {timer.seconds:.1f} s; {full} with full marks; "
+    print(f"hero grade: {len(reports)} submission(s) graded in {timer.elapsed:.1f} s; {full} with full marks; "
           f"mean {mean:g} / {reports[0].max_score:g}", file=sys.stderr)
     _write_reports(args, reports, report)
     if args.format == "json":

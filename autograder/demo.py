@@ -33,10 +33,9 @@ def nbgrader(*args, log_level="WARN", total=None, done=None):
     command = [sys.executable, "-m", "nbgrader", *args, f"--log-level={log_level}"]
     print("$ nbgrader " + " ".join(args), flush=True)
     if total is None:
-        subprocess.run(command, cwd=ROOT, check=True, env=release.nbgrader_env())
+        subprocess.run(command, cwd=ROOT, check=True)
         return
-    status = progress.run_counting(command, total, lambda: len(list(ROOT.glob(done))), args[0], cwd=ROOT,
-                                   env=release.nbgrader_env())
+    status = progress.run_counting(command, total, lambda: len(list(ROOT.glob(done))), args[0], cwd=ROOT)
     if status:
         raise subprocess.CalledProcessError(status, command)
 
@@ -62,7 +61,7 @@ def grades_from_gradebook(assignment):
 
 
 def run(lang="zh"):
-    timer = progress.Timer().__enter__()
+    timer = progress.Timer()
     print("== building the release (student/, solutions/)", flush=True)
     release.build(show_progress=True)
     fresh_course()

@@ -7,7 +7,6 @@ carries the table or the JSON.
 
 import subprocess
 import sys
-import threading
 import time
 
 from tqdm import tqdm
@@ -32,19 +31,11 @@ def run_counting(command, total, count, what, **popen):
 
 
 class Timer:
-    def __enter__(self):
-        self.start = time.perf_counter()
-        return self
+    """Seconds since it was made: the total a summary line reports."""
 
-    def __exit__(self, *exc):
-        self.seconds = time.perf_counter() - self.start
+    def __init__(self):
+        self.start = time.perf_counter()
 
     @property
     def elapsed(self):
         return time.perf_counter() - self.start
-
-
-def in_background(function):
-    thread = threading.Thread(target=function, daemon=True)
-    thread.start()
-    return thread

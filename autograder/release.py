@@ -15,7 +15,6 @@ fails when the committed trees differ.
 import ast
 import inspect
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -115,17 +114,10 @@ def write_files(folder, files):
 # --- notebooks, through nbgrader ----------------------------------------------------
 
 
-def nbgrader_env():
-    """The environment for an nbgrader subprocess: it calls `alembic` from this interpreter's bin/."""
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
-    return env
-
-
 def _nbgrader(root, *args):
     """Run nbgrader in a course root holding copies of course/ and nbgrader_config.py."""
     command = [sys.executable, "-m", "nbgrader", *args, "--force", "--log-level=WARN"]
-    done = subprocess.run(command, cwd=root, capture_output=True, text=True, env=nbgrader_env())
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
 

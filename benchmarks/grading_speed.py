@@ -25,7 +25,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from autograder import registry, release, samples
+from autograder import registry, samples
 
 ASSIGNMENT = "ch05_block"
 SAMPLES = samples.write(Path(tempfile.mkdtemp(prefix="hero-bench-samples-")), [registry.ASSIGNMENTS[ASSIGNMENT]],
@@ -51,7 +51,7 @@ def course_root(base, name, chosen, plain):
 
 def run(root, *args):
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--log-level=ERROR"], cwd=root,
-                          capture_output=True, text=True, env=release.nbgrader_env())
+                          capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(done.stdout + done.stderr)
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from autograder import hostile, registry, release, samples  # noqa: E402
+from autograder import hostile, registry, samples  # noqa: E402
 from autograder.sandbox import cgroups_work  # noqa: E402
 
 ASSIGNMENT = registry.ASSIGNMENTS["ch05_block"]
@@ -86,8 +86,7 @@ def grade_with_hero(folders):
 
 
 def nbgrader(root, *args):
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=root, capture_output=True, text=True,
-                          env=release.nbgrader_env())
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=root, capture_output=True, text=True)
     return done
 
 

@@ -14,11 +14,10 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-from autograder import registry, release
+from autograder import registry
 
 from conftest import CHAPTER, SAMPLES
 
@@ -59,8 +58,7 @@ def course(tmp_path_factory):
     shutil.copytree(SAMPLES / "post_ln", root / "submitted" / "post_ln" / CHAPTER.id)
     for step in (("generate_assignment", CHAPTER.id, "--force"), ("release_assignment", CHAPTER.id, "--force"),
                  ("autograde", CHAPTER.id, "--force"), ("generate_feedback", CHAPTER.id, "--force")):
-        done = subprocess.run([sys.executable, "-m", "nbgrader", *step], cwd=root, capture_output=True, text=True,
-                              env=release.nbgrader_env())
+        done = subprocess.run([sys.executable, "-m", "nbgrader", *step], cwd=root, capture_output=True, text=True)
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     return root
 

@@ -40,7 +40,7 @@ def gradebook_attack(root):
 
 def nbgrader(root, *args):
     done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--log-level=ERROR"], cwd=root,
-                          capture_output=True, text=True, env=release.nbgrader_env())
+                          capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     return done
 
@@ -156,7 +156,7 @@ def test_autograde_logs_no_noise_for_cells_as_released_and_warns_for_an_edited_o
     locked["source"] = "EPS = 0.1  # edited by the student\n"
     notebook.write_text(json.dumps(data), encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force"], cwd=root,
-                          capture_output=True, text=True, env=release.nbgrader_env())
+                          capture_output=True, text=True)
     log = done.stdout + done.stderr
     assert done.returncode == 0, log[-3000:]
     assert "SAWarning" not in log
