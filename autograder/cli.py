@@ -85,8 +85,9 @@ def _write_reports(args, reports, report):
 def _release(args):
     from . import release
 
-    release.build(args.output)
-    print(f"rebuilt {', '.join(release.GENERATED_DIRS)} under {args.output or release.registry.REPO_ROOT}")
+    release.build(args.output, only=args.assignments)
+    which = f" for {', '.join(args.assignments)}" if args.assignments else ""
+    print(f"rebuilt {', '.join(release.GENERATED_DIRS)}{which} under {args.output or release.registry.REPO_ROOT}")
     return 0
 
 
@@ -147,6 +148,7 @@ def main(argv=None):
     grade.set_defaults(run=_grade)
 
     rel = commands.add_parser("release", help="rebuild student/ and solutions/")
+    rel.add_argument("assignments", nargs="*", metavar="ASSIGNMENT", help="only these assignments (default: all)")
     rel.add_argument("--output", help="write the trees under this folder instead of the repository")
     rel.set_defaults(run=_release)
 

@@ -448,7 +448,8 @@ def _normalise_exact(value):
 
 @lru_cache(maxsize=None)
 def expected_answer(answer_id):
-    return registry.assignment_of(answer_id).item(answer_id).expected(reference.model)
+    answer = registry.assignment_of(answer_id).item(answer_id)
+    return answer.expected(reference.load(answer.module))
 
 
 def judge_answer(answer, max_score, notebook_reply, cells_problem, answer_cell=None):
@@ -492,7 +493,8 @@ def judge_answer(answer, max_score, notebook_reply, cells_problem, answer_cell=N
 @lru_cache(maxsize=None)
 def mistake_values(answer_id):
     """The value each known mistake of the answer gives, in its order."""
-    return [m.value(reference.model) for m in registry.assignment_of(answer_id).item(answer_id).mistakes]
+    answer = registry.assignment_of(answer_id).item(answer_id)
+    return [m.value(reference.load(answer.module)) for m in answer.mistakes]
 
 
 def _answer_problem(answer, got, expected):

@@ -1,25 +1,29 @@
-"""The reference implementation, loaded by file path under private names.
+"""The reference implementation, loaded by file path under a private package name.
 
 The grading process never imports `hero_transformer` by name: a submission
 folder on sys.path (the working directory, a notebook kernel) would otherwise
-put the student's copy in place of the reference.
+put the student's copy in place of the reference.  Its modules are loaded as
+`_hero_reference.<name>` from this repository's hero_transformer/, so their
+relative imports (`from .checks import ...`) find the reference too; the
+package's __init__ is not run.
 """
 
-import importlib.util
+import importlib
 import sys
+import types
 
 from .registry import PACKAGE, REPO_ROOT
 
+PRIVATE = "_hero_reference"
+
 
 def load(name):
-    """hero_transformer/<name>.py of this repository, as module `_hero_reference_<name>`."""
-    module_name = f"_hero_reference_{name}"
-    if module_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(module_name, REPO_ROOT / PACKAGE / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[module_name]
+    """hero_transformer/<name>.py of this repository, as module `_hero_reference.<name>`."""
+    if PRIVATE not in sys.modules:
+        package = types.ModuleType(PRIVATE)
+        package.__path__ = [str(REPO_ROOT / PACKAGE)]
+        sys.modules[PRIVATE] = package
+    return importlib.import_module(f"{PRIVATE}.{name}")
 
 
 model = load("model")

@@ -57,7 +57,7 @@ class Mistake:
     """A known wrong result of an answer: when a student's value is this one, the feedback
     names the mistake and the step to recheck (never the expected value)."""
 
-    value: Callable  # (reference model module) -> the value this mistake gives
+    value: Callable  # (reference module, as for Answer.expected) -> the value this mistake gives
     zh: str
     en: str
 
@@ -70,9 +70,10 @@ class Answer:
     variable: str
     title_zh: str
     title_en: str
-    expected: Callable  # (reference model module) -> the expected value
+    expected: Callable  # (reference module) -> the expected value
     exact: bool = False  # integers and shapes compare exactly
     mistakes: tuple = ()  # Mistake entries, checked in order
+    module: str = "model"  # the package module whose reference `expected` and the mistakes receive
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ import nbformat
 from . import registry
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+DATA_DIR = "data"  # hero_transformer/data/: files every release carries unchanged
 GENERATED_DIRS = (registry.RELEASE_DIR, registry.SOLUTION_DIR)
 
 
@@ -71,6 +72,8 @@ def render_package(replace):
         for exercise, start, end, indent in reversed(_fences(text, path.stem)):
             lines[start : end + 1] = replace(exercise, lines[start + 1 : end], indent)
         rendered[f"{registry.PACKAGE}/{path.name}"] = "\n".join(lines) + "\n"
+    for path in sorted((package / DATA_DIR).glob("*")):  # the corpus fixture and its licence, as they are
+        rendered[f"{registry.PACKAGE}/{DATA_DIR}/{path.name}"] = path.read_text(encoding="utf-8")
     return rendered
 
 
@@ -155,27 +158,32 @@ def replace_answers(notebook_path, answers):
     nbformat.write(notebook, str(notebook_path))
 
 
-def build(output_root=None, show_progress=False):
-    """Rebuild student/ and solutions/ under `output_root` (default: the repo)."""
+def build(output_root=None, show_progress=False, only=None):
+    """Rebuild student/ and solutions/ under `output_root` (default: the repo); with `only`
+    (assignment ids), rebuild those assignments' folders and leave the others as they are."""
     from .progress import bar
 
     output_root = Path(output_root or registry.REPO_ROOT)
+    chosen = [registry.ASSIGNMENTS[name] for name in only] if only else list(registry.ASSIGNMENTS.values())
     with tempfile.TemporaryDirectory(prefix="hero-release-") as scratch:
         # nbgrader writes its gradebook and release beside the source; keep that out of the repo
         shutil.copytree(registry.COURSE_DIR, Path(scratch, registry.SOURCE_DIR),
                         ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
         shutil.copy(registry.REPO_ROOT / "nbgrader_config.py", scratch)
-        steps = [(step, assignment.id) for assignment in registry.ASSIGNMENTS.values()
-                 for step in ("generate_assignment", "generate_solution")]
+        steps = [(step, assignment.id) for assignment in chosen for step in ("generate_assignment", "generate_solution")]
         with bar(len(steps), "release", unit="step", shown=show_progress) as shown:
             for step, assignment_id in steps:
                 _nbgrader(scratch, step, assignment_id)
                 shown.update(1)
         for name in GENERATED_DIRS:
-            shutil.rmtree(output_root / name, ignore_errors=True)
-        for name in (registry.RELEASE_DIR, registry.SOLUTION_DIR):
-            shutil.copytree(Path(scratch, name), output_root / name)
-    for assignment in registry.ASSIGNMENTS.values():
+            if only:
+                for assignment in chosen:
+                    shutil.rmtree(output_root / name / assignment.id, ignore_errors=True)
+                    shutil.copytree(Path(scratch, name, assignment.id), output_root / name / assignment.id)
+            else:
+                shutil.rmtree(output_root / name, ignore_errors=True)
+                shutil.copytree(Path(scratch, name), output_root / name)
+    for assignment in chosen:
         release = output_root / registry.RELEASE_DIR / assignment.id
         if not (release / registry.PACKAGE).is_dir():
             raise RuntimeError(f"the release hook did not write {release / registry.PACKAGE}")

@@ -31,7 +31,7 @@ CATALOGUE = (
     Attempt("fake_grader_modules", "plants fake grader, reference and check modules in sys.modules and "
             "rewires the probes", "module", "block",
             "import sys, types\nfor _name in ('autograder', 'autograder.engine', 'autograder.probes', "
-            "'_hero_reference_model', 'hero_transformer.checks'):\n"
+            "'_hero_reference.model', 'hero_transformer.checks'):\n"
             "    _fake = types.ModuleType(_name)\n    _fake.judge_identity = lambda *a, **k: None\n"
             "    sys.modules[_name] = _fake\n"
             "if 'probes' in sys.modules:\n"

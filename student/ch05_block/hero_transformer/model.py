@@ -82,7 +82,20 @@ class FeedForward(nn.Module):
         raise NotImplementedError('feedforward')
 
 
-# --- Chapter 4 (kept as working code from chapter 5 on) --------------------
+# --- Chapter 4: causal multi-head attention ----------------------------------
+
+
+def attention_scores(q, k):
+    """[..., T_q, d_h] queries and [..., T_k, d_h] keys -> [..., T_q, T_k] scores q.k / sqrt(d_h)."""
+    return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+
+
+def stable_softmax(scores):
+    """Softmax over the last axis, computed after subtracting each row's maximum so that
+    exp never overflows; -inf scores get weight exactly 0."""
+    shifted = scores - scores.amax(dim=-1, keepdim=True)
+    exps = torch.exp(shifted)
+    return exps / exps.sum(dim=-1, keepdim=True)
 
 
 class CausalSelfAttention(nn.Module):
@@ -90,7 +103,8 @@ class CausalSelfAttention(nn.Module):
 
     ``past_key_value`` is ``(keys, values)``, each ``[B, h, T_past, d_h]``.
     Returns ``(output, present)``; ``present`` is the extended cache when
-    ``use_cache`` is true and ``None`` otherwise.
+    ``use_cache`` is true and ``None`` otherwise.  Dropout acts on the attention
+    weights only (the FFN's dropout is the block's other one, seed 004).
     """
 
     def __init__(self, cfg: Config):
@@ -100,28 +114,35 @@ class CausalSelfAttention(nn.Module):
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)  # fused [3d, d]
         self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
         self.attn_dropout = nn.Dropout(cfg.dropout)
-        self.resid_dropout = nn.Dropout(cfg.dropout)
+        # registered once for the longest context and sliced per call (seed 004); not a
+        # parameter and not saved in the state dict
+        causal = torch.ones(cfg.block_size, cfg.block_size, dtype=torch.bool).tril()
+        self.register_buffer("causal_mask", causal, persistent=False)
 
-    def _split_heads(self, t):
+    def split_heads(self, t):
+        """[B, T, d] -> [B, h, T, d_h]: head j holds features j*d_h .. (j+1)*d_h - 1."""
         batch, length, _ = t.shape
         return t.view(batch, length, self.n_heads, self.head_dim).transpose(1, 2)
 
+    def merge_heads(self, t):
+        """[B, h, T, d_h] -> [B, T, d], the inverse of split_heads."""
+        batch, heads, length, head_dim = t.shape
+        return t.transpose(1, 2).reshape(batch, length, heads * head_dim)
+
     def forward(self, x, past_key_value=None, use_cache=False):
         batch, length, width = x.shape
-        q, k, v = (self._split_heads(t) for t in self.qkv(x).split(width, dim=-1))
+        q, k, v = (self.split_heads(t) for t in self.qkv(x).split(width, dim=-1))
         if past_key_value is not None:
             past_k, past_v = past_key_value
             k = torch.cat([past_k, k], dim=2)
             v = torch.cat([past_v, v], dim=2)
         total = k.shape[2]
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
         # query i sits at absolute position total - length + i and may see keys up to it
-        allowed = torch.ones(length, total, dtype=torch.bool, device=x.device).tril(total - length)
-        scores = scores.masked_fill(~allowed, float("-inf"))
-        weights = self.attn_dropout(torch.softmax(scores, dim=-1))
-        out = (weights @ v).transpose(1, 2).reshape(batch, length, width)
+        allowed = self.causal_mask[total - length : total, :total]
+        scores = attention_scores(q, k).masked_fill(~allowed, float("-inf"))
+        weights = self.attn_dropout(stable_softmax(scores))
         present = (k, v) if use_cache else None
-        return self.resid_dropout(self.proj(out)), present
+        return self.proj(self.merge_heads(weights @ v)), present
 
 
 # --- Chapter 5: the pre-LN block --------------------------------------------

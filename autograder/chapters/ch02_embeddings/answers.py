@@ -1,0 +1,3 @@
+"""The answer cells of this chapter (filled in with the notebook)."""
+
+ANSWERS = ()
