@@ -100,6 +100,9 @@ def pytest_terminal_summary(terminalreporter):
     if "kill matrix" in SUMMARY:
         terminalreporter.section("kill matrix: points per exercise of each faulty sample")
         terminalreporter.write_line(SUMMARY["kill matrix"])
+    if "chapters" in SUMMARY:
+        terminalreporter.section("chapters: items, points and catalogues")
+        terminalreporter.write_line(SUMMARY["chapters"])
     if SUMMARY:
         terminalreporter.section("grader catalogues")
         for key in ("faulty", "correct", "forbidden", "hostile", "bad input"):

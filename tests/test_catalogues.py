@@ -165,3 +165,25 @@ def test_forbidden_catalogue_summary(reports):
     for assignment in ASSIGNMENTS:  # every forbidding exercise has its shortcuts proven
         assert {s.exercise for s in assignment.entries("forbidden")} == \
             {e.id for e in assignment.exercises if e.forbids}
+
+
+def test_per_chapter_figures(reports):
+    """One line per chapter for `make test`'s summary: its items and points, and how each of its
+    catalogues fared (the tests above assert each entry; this collects them)."""
+    lines = []
+    for assignment in sorted(ASSIGNMENTS, key=lambda a: a.chapter):
+        points = assignment.points()
+        exercise_points = sum(points[e.id] for e in assignment.exercises)
+        answer_points = sum(points[a.id] for a in assignment.answers)
+        counts = {}
+        for kind in ("fault", "correct", "forbidden"):
+            entries_of_kind = assignment.entries(kind)
+            won = [e for e in entries_of_kind
+                   if (reports[assignment.id, e.sample].item(e.exercise).score
+                       == reports[assignment.id, e.sample].item(e.exercise).max_score) == (kind == "correct")]
+            counts[kind] = f"{len(won)}/{len(entries_of_kind)}"
+        lines.append(f"{assignment.id:<17} {len(assignment.exercises)} exercises ({exercise_points:g} pts), "
+                     f"{len(assignment.answers)} answers ({answer_points:g} pts); faults lose {counts['fault']}, "
+                     f"variants win {counts['correct']}, shortcuts caught {counts['forbidden']}")
+        assert len(assignment.entries("fault")) >= 8 and len(assignment.entries("correct")) >= 3, assignment.id
+    SUMMARY["chapters"] = "\n".join(lines)
