@@ -1,9 +1,186 @@
-"""Cases, test doubles and probes of this chapter (torch and the standard library only)."""
+"""What each chapter-1 exercise is asked to compute: cases, test doubles, probes.
+
+Every exercise is graded alone.  `encode` and `decode` get a `Tokenizer` built directly from
+an id-to-token list chosen here (never from the student's `build_vocab`); `coverage` gets an
+id-to-token list; `unigram_cross_entropy` gets lists of ids.  While `coverage` runs,
+`Tokenizer.encode` is a test double (a plain dictionary lookup written here), so a coverage
+written through `encode` earns its marks whatever state `encode` is in.
+
+Where a correct implementation must raise (encode of a list, decode of an id outside [0, V)),
+the probe returns "raised <ExceptionType>", so a wrong kind of error, or none, is a wrong result
+like any other.  NotImplementedError is never caught: a stub still reads as a stub.
+
+This file imports only torch and the standard library: the worker loads it inside the sandbox
+next to student code.
+"""
+
+import contextlib
+
+import torch
+
+UNK = "<unk>"
+
+# Tang poems from the course's corpus (全唐诗, public domain), one poem per line as in corpus_text
+POEM_A = "檀欒竹影，飆䫻松聲。不煩歌吹，自足娛情。\n仰循茅宇，俯眄喬枝。煙霞問訊，風月相知。\n"
+POEM_B = "清波洶湧，碧樹冥蒙。莫怪留步，因攀桂叢。\n莫論圓嶠，休說方壺。何如魯館，即是仙都。\n"
+POEM_C = "嬾步天台路，惟登地肺山。幽巖仙桂滿，今日恣情攀。\n暫遊仁智所，蕭然松桂情。寄言棲遯客，勿復訪蓬瀛。\n"
+# characters for generated texts: distinct, some of them in the poems above
+ALPHABET = "山月風花雪春秋水雲天人日夜江南北東西中長高青白明，。\n"
+
+ENCODE_ITOS = [UNK, "，", "。", "\n", "山", "月", "風", "雲", "花", "水", "春", "秋"]  # V = 12
+
+
+def _text(gen, length, skew=1.5):
+    """A text of `length` characters of ALPHABET with Zipf-like frequencies (many ties in count)."""
+    weights = 1.0 / torch.arange(1, len(ALPHABET) + 1, dtype=torch.float64) ** skew
+    picks = torch.multinomial(weights, length, replacement=True, generator=gen)
+    order = torch.randperm(len(ALPHABET), generator=gen)  # frequency rank unrelated to code point
+    return "".join(ALPHABET[order[i]] for i in picks.tolist())
+
+
+def _ids(gen, length, high):
+    return torch.randint(0, high, (length,), generator=gen, dtype=torch.int64)
 
 
 def make_cases(exercise_id):
+    """Inputs for one exercise, identical on every run (fixed generator)."""
+    gen = torch.Generator().manual_seed(20260101)
+    if exercise_id == "build_vocab":
+        return {
+            "poems": {"text": POEM_A + POEM_B, "max_size": 12},
+            "cap_above_distinct": {"text": POEM_B, "max_size": 64},
+            "equal_counts": {"text": "雲月風山" * 3 + "山風月雲", "max_size": 3},
+            "only_unk": {"text": POEM_C, "max_size": 1},
+            "generated": {"text": _text(gen, 400), "max_size": 20},
+        }
+    if exercise_id == "encode":
+        return {
+            "known": {"itos": ENCODE_ITOS, "text": "山月，春風花。\n秋水雲山月，"},
+            "unknown": {"itos": ENCODE_ITOS, "text": "明月照山，清泉石上流。\n"},
+            "list_input": {"itos": ENCODE_ITOS, "text": ["山", "月"]},
+            "generated": {"itos": [UNK] + list(ALPHABET[:20]), "text": _text(gen, 300)},
+        }
+    if exercise_id == "decode":
+        itos = [UNK] + list(ALPHABET)  # V = 28
+        return {
+            "ids": {"itos": itos, "ids": torch.tensor([5, 1, 2, 25, 3, 3, 26, 27, 1], dtype=torch.int64)},
+            "with_unk": {"itos": itos, "ids": torch.tensor([0, 4, 0, 0, 7, 27], dtype=torch.int64)},
+            "tensor": {"itos": itos, "ids": _ids(gen, 50, len(itos)), "as_tensor": True},
+            "negative": {"itos": itos, "ids": torch.tensor([3, -1], dtype=torch.int64)},
+            "too_large": {"itos": itos, "ids": torch.tensor([2, len(itos)], dtype=torch.int64)},
+        }
+    if exercise_id == "coverage":
+        return {
+            "small_vocab": {"itos": [UNK, "，", "。", "\n", "桂"], "text": POEM_B},
+            "other_text": {"itos": [UNK] + list(ALPHABET), "text": POEM_C},
+            "full": {"itos": [UNK] + sorted(set(POEM_A)), "text": POEM_A},
+            "nothing": {"itos": [UNK], "text": POEM_A},
+            "generated": {"itos": [UNK] + list(ALPHABET[:12]), "text": _text(gen, 500)},
+        }
+    if exercise_id == "unigram_cross_entropy":
+        train = _ids(gen, 400, 25)
+        return {
+            "in_sample": {"train": torch.tensor([1, 1, 1, 1, 2, 2, 3, 5]), "eval": torch.tensor([1, 1, 1, 1, 2, 2, 3, 5]),
+                          "vocab_size": 8, "alpha": 0.0},
+            "smoothed_in_sample": {"train": torch.tensor([1, 1, 1, 1, 2, 2, 3, 5]),
+                                   "eval": torch.tensor([1, 1, 1, 1, 2, 2, 3, 5]), "vocab_size": 8, "alpha": 1.0},
+            "heldout": {"train": torch.tensor([0, 2, 2, 2, 4, 4, 6, 1, 2]), "eval": torch.tensor([2, 7, 4, 9, 2]),
+                        "vocab_size": 10, "alpha": 1.0},
+            "half": {"train": torch.tensor([3, 3, 1, 0, 3, 2]), "eval": torch.tensor([3, 4, 0]), "vocab_size": 6,
+                     "alpha": 0.5},
+            "default_alpha": {"train": torch.tensor([1, 2, 2, 3, 3, 3]), "eval": torch.tensor([0, 3, 2, 3]),
+                              "vocab_size": 40},
+            "uniform": {"train": torch.arange(16), "eval": torch.tensor([0, 5, 5, 9, 15]), "vocab_size": 16,
+                        "alpha": 2.0},
+            "generated": {"train": train, "eval": _ids(gen, 120, 30), "vocab_size": 30, "alpha": 1.0},
+            # one evaluation per id: exp(-value) is the probability of that id, and they must sum to 1
+            "each_id": {"train": torch.tensor([0, 2, 2, 5, 5, 5, 1]), "vocab_size": 8, "alpha": 0.5},
+        }
     raise KeyError(exercise_id)
 
 
+# --- test doubles and helpers --------------------------------------------------------
+
+
+def _lookup_encode(self, text):
+    """A stand-in for Tokenizer.encode: each character's position in `self.itos`, 0 when absent."""
+    positions = {token: index for index, token in enumerate(self.itos)}
+    return [positions.get(char, 0) for char in text]
+
+
+@contextlib.contextmanager
+def _encode_double_in(module):
+    tokenizer = getattr(module, "Tokenizer", None)
+    if tokenizer is None:
+        yield
+        return
+    saved = tokenizer.__dict__.get("encode")
+    tokenizer.encode = _lookup_encode
+    try:
+        yield
+    finally:
+        if saved is None:
+            del tokenizer.encode
+        else:
+            tokenizer.encode = saved
+
+
+def _raised(call):
+    """The value of call(), or "raised <type>" when it raises (never for a stub)."""
+    try:
+        return call()
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # the expected outcome of some cases, a wrong one of others
+        return f"raised {type(exc).__name__}"
+
+
+def _id_list(value):
+    """A list of Python ints as an int64 tensor (so long lists travel); anything else as it is."""
+    if isinstance(value, (list, tuple)) and all(type(item) is int for item in value):
+        return torch.tensor(list(value), dtype=torch.int64)
+    return value
+
+
+def _number(value):
+    """A real number as a 0-dim float64 tensor, compared with the course's tolerance."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return torch.tensor(float(value), dtype=torch.float64)
+    if isinstance(value, torch.Tensor) and value.numel() == 1 and value.is_floating_point():
+        return value.detach().to("cpu", torch.float64).reshape(())
+    return value
+
+
+# --- probes ----------------------------------------------------------------------------
+
+
 def run_case(module, exercise_id, case_name, case, device):
+    """Outputs of one case.  The exercises of this chapter run on Python values; `device`
+    only decides where the ids of decode's tensor case live."""
+    if exercise_id == "build_vocab":
+        return module.build_vocab(case["text"], case["max_size"])
+    if exercise_id == "encode":
+        tokenizer = module.Tokenizer(case["itos"])
+        if case_name in ("unknown", "list_input"):
+            return _id_list(_raised(lambda: tokenizer.encode(case["text"])))
+        return _id_list(tokenizer.encode(case["text"]))
+    if exercise_id == "decode":
+        tokenizer = module.Tokenizer(case["itos"])
+        ids = case["ids"].to(device) if case.get("as_tensor") else case["ids"].tolist()
+        if case_name in ("negative", "too_large"):
+            return _raised(lambda: tokenizer.decode(ids))
+        return tokenizer.decode(ids)
+    if exercise_id == "coverage":
+        with _encode_double_in(module):
+            return _number(module.coverage(case["itos"], case["text"]))
+    if exercise_id == "unigram_cross_entropy":
+        train = case["train"].tolist()
+        if case_name == "each_id":
+            values = [float(module.unigram_cross_entropy(train, [i], case["vocab_size"], alpha=case["alpha"]))
+                      for i in range(case["vocab_size"])]
+            return torch.tensor(values, dtype=torch.float64)
+        evaluated = case["eval"].tolist()
+        if "alpha" in case:
+            return _number(module.unigram_cross_entropy(train, evaluated, case["vocab_size"], alpha=case["alpha"]))
+        return _number(module.unigram_cross_entropy(train, evaluated, case["vocab_size"]))
     raise KeyError(exercise_id)
