@@ -1,0 +1,54 @@
+"""Checks that hold for any correct chapter-2 implementation, judged on the student's CPU
+outputs: one 1 per one-hot row at the id's column; the lookup equals one_hot(ids) @ W; unused
+rows of the table's gradient are exactly zero and its columns sum to the upstream's sum; the
+initialiser fills in place, returns its argument, and draws N(0, std^2).
+
+`check(exercise_id, outputs, cases, reference, judges)` returns (name, problem) pairs; a problem
+is a (zh, en) pair or None.  The judges are this chapter's visible checks' own
+(hero_transformer/embeddings_checks.py, the reference's copy): one check, two front ends.
+"""
+
+import torch
+
+from autograder.reference import load
+
+
+def check(exercise_id, out, cases, reference, judges):
+    judges = load("embeddings_checks")
+    tensor = lambda name: isinstance(out.get(name), torch.Tensor)  # noqa: E731
+    found = []
+    if exercise_id == "one_hot":
+        for name in ("batch", "extremes"):
+            if tensor(name):
+                case = cases[name]
+                found.append((f"one 1 per row, at the id's column ('{name}')",
+                              judges.judge_one_hot_rows(case["ids"], case["vocab_size"], out[name])))
+        if "float_ids" in out:
+            found.append(("float ids raise TypeError", judges.judge_raised(out["float_ids"], "TypeError")))
+        if "too_large" in out and "negative" in out:
+            problem = judges.judge_raised(out["too_large"], "ValueError") or \
+                judges.judge_raised(out["negative"], "ValueError")
+            found.append(("out-of-range ids raise ValueError", problem))
+    if exercise_id == "embed":
+        if tensor("square"):
+            case = cases["square"]
+            found.append(("equals one_hot(ids) @ W on a square table",
+                          judges.judge_lookup_rows(case["ids"], case["weight"], out["square"])))
+        if "too_large" in out and "negative" in out:
+            problem = judges.judge_raised(out["too_large"], "ValueError") or \
+                judges.judge_raised(out["negative"], "ValueError")
+            found.append(("out-of-range ids raise ValueError", problem))
+    if exercise_id == "embedding_grad" and tensor("batch"):
+        case = cases["batch"]
+        V, d = case["vocab_size"], case["upstream"].shape[-1]
+        found.append(("unused rows are exactly zero", judges.judge_unused_rows_zero(case["ids"], out["batch"], V, d)))
+        found.append(("columns sum to the upstream's sum", judges.judge_column_sums(case["upstream"], out["batch"], V, d)))
+    if exercise_id == "init_normal":
+        default = out.get("default_std")
+        if isinstance(default, tuple) and len(default) == 2:
+            found.append(("fills in place and returns its argument", judges.judge_in_place(*default)))
+        large = out.get("large")
+        if isinstance(large, tuple) and len(large) == 2 and isinstance(large[0], torch.Tensor):
+            found.append(("mean about 0, standard deviation about std",
+                          judges.judge_normal_scale(large[0], reference.INIT_STD)))
+    return found
