@@ -1,0 +1,201 @@
+"""A small decoder-only Transformer, built chapter by chapter.
+
+Frozen conventions (README.md, "The model"):
+pre-LN blocks, two independent LayerNorms per block (LN2 reads U),
+population variance with eps = 1e-5 inside the square root, exact (erf) GELU,
+bias-free Q/K/V/O projections, FFN with biases, learned absolute positions,
+a final LayerNorm and an untied output head.
+
+Exercise bodies are fenced with nbgrader's solution markers; each chapter's
+student release replaces them with ``raise NotImplementedError('<id>')``.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple, Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+EPS = 1e-5
+
+
+@dataclass(frozen=True)
+class Config:
+    vocab_size: int
+    block_size: int
+    d_model: int
+    n_heads: int
+    n_layers: int
+    d_ff: int
+    dropout: float = 0.0
+
+    def __post_init__(self):
+        if self.d_model % self.n_heads != 0:
+            raise ValueError(
+                f"d_model={self.d_model} 必须能被 n_heads={self.n_heads} 整除 "
+                f"(d_model must be divisible by n_heads)"
+            )
+
+
+# --- Chapter 5: normalisation, activation, feed-forward, the block ---------
+
+
+class LayerNorm(nn.Module):
+    """Per-position LayerNorm over the last (feature) axis."""
+
+    def __init__(self, d_model: int, eps: float = EPS):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+    def forward(self, x):
+        # 练习 layer_norm：逐位置 LayerNorm（见本章 notebook）
+        raise NotImplementedError('layer_norm')
+
+
+def gelu(x):
+    """Exact GELU: x * Phi(x), with Phi the standard normal CDF."""
+    # 练习 gelu：精确 GELU（见本章 notebook）
+    raise NotImplementedError('gelu')
+
+
+class GELU(nn.Module):
+    def forward(self, x):
+        return gelu(x)
+
+
+class FeedForward(nn.Module):
+    """Position-wise FFN: Linear(d, f) -> GELU -> Linear(f, d), both with biases."""
+
+    def __init__(self, cfg: Config):
+        super().__init__()
+        self.fc1 = nn.Linear(cfg.d_model, cfg.d_ff)
+        self.activation = GELU()
+        self.fc2 = nn.Linear(cfg.d_ff, cfg.d_model)
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def forward(self, x):
+        # 练习 feedforward：逐位置前馈网络 FFN（见本章 notebook）
+        raise NotImplementedError('feedforward')
+
+
+# --- Chapter 4: causal multi-head attention ----------------------------------
+
+
+def attention_scores(q, k):
+    """[..., T_q, d_h] queries and [..., T_k, d_h] keys -> [..., T_q, T_k] scores q.k / sqrt(d_h)."""
+    # 练习 attention_scores：缩放点积分数 QKᵀ/√d_h（见本章 notebook）
+    raise NotImplementedError('attention_scores')
+
+
+def stable_softmax(scores):
+    """Softmax over the last axis, computed after subtracting each row's maximum so that
+    exp never overflows; -inf scores get weight exactly 0."""
+    # 练习 stable_softmax：数值稳定的 softmax（见本章 notebook）
+    raise NotImplementedError('stable_softmax')
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head causal self-attention with a key/value cache.
+
+    ``past_key_value`` is ``(keys, values)``, each ``[B, h, T_past, d_h]``.
+    Returns ``(output, present)``; ``present`` is the extended cache when
+    ``use_cache`` is true and ``None`` otherwise.  Dropout acts on the attention
+    weights only (the FFN's dropout is the block's other one, seed 004).
+    """
+
+    def __init__(self, cfg: Config):
+        super().__init__()
+        self.n_heads = cfg.n_heads
+        self.head_dim = cfg.d_model // cfg.n_heads
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)  # fused [3d, d]
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
+        self.attn_dropout = nn.Dropout(cfg.dropout)
+        # registered once for the longest context and sliced per call (seed 004); not a
+        # parameter and not saved in the state dict
+        causal = torch.ones(cfg.block_size, cfg.block_size, dtype=torch.bool).tril()
+        self.register_buffer("causal_mask", causal, persistent=False)
+
+    def split_heads(self, t):
+        """[B, T, d] -> [B, h, T, d_h]: head j holds features j*d_h .. (j+1)*d_h - 1."""
+        # 练习 split_heads：拆分多头（见本章 notebook）
+        raise NotImplementedError('split_heads')
+
+    def merge_heads(self, t):
+        """[B, h, T, d_h] -> [B, T, d], the inverse of split_heads."""
+        # 练习 merge_heads：合并多头（见本章 notebook）
+        raise NotImplementedError('merge_heads')
+
+    def forward(self, x, past_key_value=None, use_cache=False):
+        # 练习 attention：带 KV 缓存的因果多头注意力（见本章 notebook）
+        raise NotImplementedError('attention')
+
+
+# --- Chapter 5: the pre-LN block --------------------------------------------
+
+
+class TransformerBlock(nn.Module):
+    def __init__(self, cfg: Config):
+        super().__init__()
+        self.ln_attention = LayerNorm(cfg.d_model)
+        self.attention = CausalSelfAttention(cfg)
+        self.ln_feedforward = LayerNorm(cfg.d_model)
+        self.feedforward = FeedForward(cfg)
+
+    def forward(self, hidden, past_key_value=None, use_cache=False):
+        """Pre-LN: U = X + Attn(LN1(X)); Y = U + FFN(LN2(U)). Returns (Y, present)."""
+        # 练习 block：pre-LN 解码块（见本章 notebook）
+        raise NotImplementedError('block')
+
+
+def parameter_count(V, C, N, d, f):
+    """Registered parameters of TransformerLM: vocabulary V, positions C, N blocks,
+    width d, FFN width f (heads do not change the count)."""
+    # 练习 parameter_count：参数账本公式（见本章 notebook）
+    raise NotImplementedError('parameter_count')
+
+
+# --- Chapter 7 (reference code for now) -------------------------------------
+
+
+class LMOutput(NamedTuple):
+    logits: torch.Tensor
+    loss: Optional[torch.Tensor]
+    past_key_values: Optional[list]
+
+
+class TransformerLM(nn.Module):
+    def __init__(self, cfg: Config):
+        super().__init__()
+        self.cfg = cfg
+        self.token_embedding = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.position_embedding = nn.Embedding(cfg.block_size, cfg.d_model)
+        self.dropout = nn.Dropout(cfg.dropout)
+        # N distinct blocks: parameters are never shared between layers
+        self.blocks = nn.ModuleList(TransformerBlock(cfg) for _ in range(cfg.n_layers))
+        self.ln_f = LayerNorm(cfg.d_model)
+        self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)  # untied
+
+    def forward(self, idx, targets=None, past_key_values=None, use_cache=False):
+        # chapters 2 and 3 do the lookup and add the positions (imported here so that model.py
+        # loads whatever state those files are in: each exercise is graded alone)
+        from .embeddings import embed
+        from .positions import add_positions
+
+        past_length = 0 if past_key_values is None else past_key_values[0][0].shape[2]
+        tokens = embed(idx, self.token_embedding.weight)  # the rows nn.Embedding would read
+        hidden = self.dropout(add_positions(tokens, self.position_embedding.weight, start=past_length))
+        presents = [] if use_cache else None
+        for layer, block in enumerate(self.blocks):
+            past = None if past_key_values is None else past_key_values[layer]
+            hidden, present = block(hidden, past, use_cache)
+            if use_cache:
+                presents.append(present)
+        logits = self.head(self.ln_f(hidden))
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
+        return LMOutput(logits, loss, presents)
