@@ -213,16 +213,14 @@ class TransformerLM(nn.Module):
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)  # untied
 
     def forward(self, idx, targets=None, past_key_values=None, use_cache=False):
-        batch, length = idx.shape
+        # chapters 2 and 3 do the lookup and add the positions (imported here so that model.py
+        # loads whatever state those files are in: each exercise is graded alone)
+        from .embeddings import embed
+        from .positions import add_positions
+
         past_length = 0 if past_key_values is None else past_key_values[0][0].shape[2]
-        if past_length + length > self.cfg.block_size:
-            raise ValueError(
-                f"序列长度 {past_length + length} 超过 block_size={self.cfg.block_size}，"
-                f"位置表没有这么多行 (sequence length {past_length + length} exceeds "
-                f"block_size={self.cfg.block_size})"
-            )
-        positions = torch.arange(past_length, past_length + length, device=idx.device)
-        hidden = self.dropout(self.token_embedding(idx) + self.position_embedding(positions))
+        tokens = embed(idx, self.token_embedding.weight)  # the rows nn.Embedding would read
+        hidden = self.dropout(add_positions(tokens, self.position_embedding.weight, start=past_length))
         presents = [] if use_cache else None
         for layer, block in enumerate(self.blocks):
             past = None if past_key_values is None else past_key_values[layer]

@@ -22,6 +22,7 @@ from autograder import registry
 from conftest import CHAPTER, SAMPLES
 
 SCREENSHOTS = registry.REPO_ROOT / "build" / "screenshots"
+FIRST = min(registry.ASSIGNMENTS.values(), key=lambda assignment: assignment.chapter)  # where the course starts
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
@@ -52,9 +53,10 @@ def course(tmp_path_factory):
     shutil.copytree(registry.COURSE_DIR, root / registry.SOURCE_DIR)
     shutil.copy(registry.REPO_ROOT / "nbgrader_config.py", root)
     shutil.copytree(registry.REPO_ROOT / registry.RELEASE_DIR, root / registry.RELEASE_DIR)
-    done = subprocess.run([sys.executable, "-m", "autograder.cli", "start", CHAPTER.id], cwd=root,
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    for assignment_id in (FIRST.id, CHAPTER.id):
+        done = subprocess.run([sys.executable, "-m", "autograder.cli", "start", assignment_id], cwd=root,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
     shutil.copytree(SAMPLES / "post_ln", root / "submitted" / "post_ln" / CHAPTER.id)
     for step in (("generate_assignment", CHAPTER.id, "--force"), ("release_assignment", CHAPTER.id, "--force"),
                  ("autograde", CHAPTER.id, "--force"), ("generate_feedback", CHAPTER.id, "--force")):
@@ -190,6 +192,25 @@ def test_a_student_opens_the_chapter_runs_it_fills_a_stub_and_an_answer_and_vali
     assert "尚未作答" in report and "尚未实现：练习 block" in report
     assert 'checks.answered("increment_gap"' not in report and "checks.check_gelu()" not in report
     page.screenshot(path=str(SCREENSHOTS / "student-validate.png"))
+
+
+def test_a_student_starts_the_course_at_chapter_one_and_run_all_reaches_the_end(lab, page):
+    """The first chapter's release, untouched: Run All ends without a traceback, every exercise
+    says in one line that it is not done yet, and the corpus cell waits for them politely."""
+    base, token = lab
+    page.goto(f"{base}/lab/tree/work/{FIRST.id}/{FIRST.notebook_name}?token={token}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell")
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator, .jp-Toolbar", timeout=60_000)
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.get_by_text("Run All Cells", exact=True).click()
+    last = page.locator(".jp-Notebook .jp-CodeCell").last
+    last.locator(".jp-OutputArea-output").first.wait_for(timeout=180_000)
+    _wait_idle(page)
+    text = page.locator(".jp-Notebook").inner_text()
+    assert "Traceback" not in text  # an exception in any cell shows one
+    for exercise in FIRST.exercises:
+        assert f"尚未实现：练习 {exercise.id}" in text, exercise.id
+    page.screenshot(path=str(SCREENSHOTS / "student-chapter-one-run-all.png"), full_page=True)
 
 
 def test_the_assignment_list_and_course_list_work(lab, page):

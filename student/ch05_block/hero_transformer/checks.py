@@ -124,16 +124,17 @@ def _raise_if(problem):
         raise AssertionError(problem[0] + "\n(" + problem[1] + ")")
 
 
-def _not_implemented(stub, check):
+def _not_implemented(stub, check, module):
+    where = f"hero_transformer/{module}.py 里的它" if stub == check else "它"
     print(f"· 尚未实现：练习 {stub} 还是 raise NotImplementedError('{stub}')"
-          + ("" if stub == check else "（这个检查要用到它）") + "。完成 hero_transformer/model.py 里的它并保存，"
+          + ("" if stub == check else "（这个检查要用到它）") + f"。完成{where}并保存，"
           f"再运行这个单元格。\n  (not implemented yet: exercise {stub} is still a stub"
           + ("" if stub == check else ", and this check needs it") + ")", file=sys.stderr)
 
 
-def visible_check(exercise):
-    """A check of `exercise`: a stub it meets (this exercise's or one it needs) is reported in
-    one line instead of a traceback."""
+def visible_check(exercise, module="model"):
+    """A check of `exercise` (a stub in hero_transformer/<module>.py): a stub it meets (this
+    exercise's or one it needs) is reported in one line instead of a traceback."""
     def wrap(check):
         @functools.wraps(check)
         def run():
@@ -142,7 +143,7 @@ def visible_check(exercise):
             except NotImplementedError as exc:
                 if not str(exc).isidentifier():  # not a stub's own message: a real error
                     raise
-                _not_implemented(str(exc), exercise)
+                _not_implemented(str(exc), exercise, module)
         return run
     return wrap
 

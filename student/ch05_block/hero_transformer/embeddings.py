@@ -14,7 +14,8 @@ INIT_STD = 0.02  # seed 003: every embedding and linear weight starts as N(0, 0.
 
 
 def one_hot(ids, vocab_size, dtype=torch.float32):
-    """[...] integer ids -> [..., vocab_size] rows of zeros with a single 1 at each id."""
+    """[...] integer ids -> [..., vocab_size] rows of zeros with a single 1 at each id.
+    TypeError for ids that are not integers, ValueError for an id outside [0, vocab_size)."""
     if ids.dtype not in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
         raise TypeError(f"ids 应为整数张量，收到 {ids.dtype} (ids must be an integer tensor)")
     if ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
@@ -24,7 +25,8 @@ def one_hot(ids, vocab_size, dtype=torch.float32):
 
 
 def embed(ids, weight):
-    """[B, T] ids and a [V, d] table -> [B, T, d]: row ids[b, t] of the table at (b, t)."""
+    """[B, T] ids and a [V, d] table -> [B, T, d]: row ids[b, t] of the table at (b, t).
+    ValueError for an id outside [0, V)."""
     if ids.numel() and (ids.min() < 0 or ids.max() >= weight.shape[0]):
         raise ValueError(f"id 超出 [0, {weight.shape[0]}) (an id is out of range)")
     return weight[ids]

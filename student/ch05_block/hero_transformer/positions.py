@@ -18,7 +18,7 @@ import torch
 def position_ids(length, block_size, start=0):
     """The positions of `length` tokens that follow `start` earlier ones: start, ...,
     start + length - 1, as an int64 tensor.  ValueError when the last one is not below
-    block_size (the table has no such row)."""
+    block_size (the table has no such row), or when start or length is negative."""
     if start < 0 or length < 0:
         raise ValueError(f"start={start} 和 length={length} 不能为负 (must not be negative)")
     if start + length > block_size:
@@ -32,8 +32,8 @@ def add_positions(token_vectors, table, start=0):
     the same rows for every sequence of the batch.  ValueError when start + T > C."""
     length = token_vectors.shape[1]
     if start + length > table.shape[0]:
-        raise ValueError(f"序列长度 {start + length} 超过位置表的 {table.shape[0]} 行 "
-                         f"(sequence length {start + length} exceeds the table's {table.shape[0]} rows)")
+        raise ValueError(f"序列长度 {start + length} 超过 block_size={table.shape[0]}，位置表没有这么多行 "
+                         f"(sequence length {start + length} exceeds block_size={table.shape[0]})")
     return token_vectors + table[start : start + length]
 
 

@@ -21,8 +21,8 @@ def build_vocab(text, max_size):
     (descending count, ties by code point), at most `max_size` entries in all."""
     if max_size < 1:
         raise ValueError(f"max_size={max_size}: a vocabulary holds at least <unk>")
-    counts = Counter(text)
-    ranked = sorted(counts, key=lambda char: (-counts[char], ord(char)))
+    frequencies = Counter(text)
+    ranked = sorted(frequencies, key=lambda char: (-frequencies[char], ord(char)))
     return [UNK] + ranked[: max_size - 1]
 
 
