@@ -84,6 +84,7 @@ def lab(course, tmp_path_factory):
     env = {key: value for key, value in os.environ.items() if key not in ("VIRTUAL_ENV",)}
     env["PATH"] = "/usr/local/bin:/usr/bin:/bin"  # no .venv/bin: alembic must be found all the same
     env["JUPYTERLAB_SETTINGS_DIR"] = str(settings)
+    env["JUPYTERLAB_WORKSPACES_DIR"] = str(tmp_path_factory.mktemp("lab-workspaces"))  # no tabs from earlier runs
     log = open(course / "jupyter.log", "w")
     server = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}",
                                f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={course}",
@@ -199,14 +200,18 @@ def test_a_student_starts_the_course_at_chapter_one_and_run_all_reaches_the_end(
     says in one line that it is not done yet, and the corpus cell waits for them politely."""
     base, token = lab
     page.goto(f"{base}/lab/tree/work/{FIRST.id}/{FIRST.notebook_name}?token={token}")
-    page.wait_for_selector(".jp-Notebook .jp-Cell")
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator, .jp-Toolbar", timeout=60_000)
+    page.locator(".jp-Notebook:visible .jp-Cell").first.wait_for()  # the other chapter's tab may be open too
+    # Run All before the kernel is up does nothing: wait for the status bar's "Idle"
+    page.wait_for_function("() => /\\(ipykernel\\) \\| Idle/.test(document.body.innerText)", timeout=120_000)
     page.get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_text("Run All Cells", exact=True).click()
-    last = page.locator(".jp-Notebook .jp-CodeCell").last
-    last.locator(".jp-OutputArea-output").first.wait_for(timeout=180_000)
-    _wait_idle(page)
-    text = page.locator(".jp-Notebook").inner_text()
+    # every code cell of this notebook has run: each prompt holds an execution count
+    page.wait_for_function("""() => {
+        const notebook = [...document.querySelectorAll('.jp-Notebook')].find(n => n.offsetParent !== null);
+        const prompts = [...notebook.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].map(p => p.innerText.trim());
+        return prompts.length > 0 && prompts.every(p => /^\\[\\d+\\]:$/.test(p));
+    }""", timeout=240_000)
+    text = page.locator(".jp-Notebook:visible").inner_text()  # the lab may restore other open tabs
     assert "Traceback" not in text  # an exception in any cell shows one
     for exercise in FIRST.exercises:
         assert f"尚未实现：练习 {exercise.id}" in text, exercise.id
