@@ -248,10 +248,10 @@ def mismatch(got, expected):
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
             return (f"返回值的结构与参考实现不同（你返回了 {_describe(got)}）。",
                     f"the returned structure differs from the reference's (you returned {_describe(got)}).")
-        for got_item, expected_item in zip(got, expected):
+        for index, (got_item, expected_item) in enumerate(zip(got, expected)):
             problem = mismatch(got_item, expected_item)
-            if problem:
-                return problem
+            if problem:  # say which item: "your result '雲'" alone does not say where in a list
+                return (f"第 {index} 项（从 0 数起）：{problem[0]}", f"item {index} (counting from 0): {problem[1]}")
         return None
     if got != expected or type(got) is not type(expected) and not _both_numbers(got, expected):
         return (f"你的结果 {_describe(got)} 与参考实现不同。", f"your result {_describe(got)} differs from the reference.")
@@ -300,9 +300,18 @@ def _case_inputs(exercise_id, case_name):
     """The failing case's inputs, for the feedback: the student may rerun it by hand."""
     case = cases_of(exercise_id)[case_name]
     parts = [f"{key}={tuple(value)}" if key == "args" else
-             f"{key}: {list(value.shape)}" if isinstance(value, torch.Tensor) else f"{key}={value!r}"
+             f"{key}: {list(value.shape)}" if isinstance(value, torch.Tensor) else f"{key}={_shortened(value)}"
              for key, value in list(case.items())[:3]]
     return ", ".join(parts) + (", …" if len(case) > 3 else "")
+
+
+def _shortened(value, limit=60):
+    """A case's input as feedback shows it: a long text or list is cut, with its length."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = f" ({len(value)} items)" if isinstance(value, (str, list, tuple)) else ""
+    return text[:limit] + "…" + size
 
 
 def _outcome(entry):

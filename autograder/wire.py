@@ -55,7 +55,22 @@ def encode(value, depth=0):
         if isinstance(value, str):
             return {"value": str(value)[:MAX_TEXT]}
         return {"value": value if type(value) in (bool, int, float) or value is None else _plain(value)}
+    plain = _numpy_scalar(value)
+    if plain is not None:
+        return encode(plain, depth)
     return {"other": type(value).__name__[:100]}
+
+
+def _numpy_scalar(value):
+    """A numpy number (numpy.int64 is no subclass of int) as the plain bool, int or float it holds;
+    None for anything else."""
+    if type(value).__module__ != "numpy" or not callable(getattr(value, "item", None)):
+        return None
+    try:
+        plain = value.item()
+    except Exception:
+        return None
+    return plain if type(plain) in (bool, int, float) else None
 
 
 def _plain(value):

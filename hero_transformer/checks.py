@@ -125,7 +125,7 @@ def _raise_if(problem):
 
 
 def _not_implemented(stub, check, module):
-    where = f"hero_transformer/{module}.py 里的它" if stub == check else "它"
+    where = f" hero_transformer/{module}.py 里的它" if stub == check else "它"
     print(f"· 尚未实现：练习 {stub} 还是 raise NotImplementedError('{stub}')"
           + ("" if stub == check else "（这个检查要用到它）") + f"。完成{where}并保存，"
           f"再运行这个单元格。\n  (not implemented yet: exercise {stub} is still a stub"

@@ -187,3 +187,48 @@ def test_per_chapter_figures(reports):
                      f"variants win {counts['correct']}, shortcuts caught {counts['forbidden']}")
         assert len(assignment.entries("fault")) >= 8 and len(assignment.entries("correct")) >= 3, assignment.id
     SUMMARY["chapters"] = "\n".join(lines)
+
+
+def _stand_in_bodies(function, arity, is_method):
+    """Ways a submission could put a probes function in an exercise's place: called with the
+    exercise's own arguments, or (for a method) with all but `self`."""
+    import inspect
+
+    try:
+        required = [p for p in inspect.signature(function).parameters.values()
+                    if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return []
+    bodies = [function] if len(required) == arity else []
+    if is_method and len(required) == arity - 1:
+        bodies.append(lambda self, *args, **kwargs: function(*args, **kwargs))
+    return bodies
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS, ids=entry_id)
+def test_no_test_double_of_any_chapter_is_a_solution(assignment):
+    """Student code runs in the worker next to every chapter's probes (imported before any fork),
+    so it could call their test doubles: none of them, put in an exercise's place, may reproduce
+    the reference on that exercise's cases."""
+    import inspect
+
+    functions = [(a.id, name, value) for a in registry.ASSIGNMENTS.values()
+                 for name, value in vars(a.part("probes")).items()
+                 if inspect.isfunction(value) and value.__module__ == a.part("probes").__name__
+                 and name not in ("make_cases", "run_case")]
+    for exercise in assignment.exercises:
+        module = engine.reference_module(exercise.id)
+        owner_name, _, attribute = exercise.target.rpartition(".")
+        owner = getattr(module, owner_name) if owner_name else module
+        saved = owner.__dict__[attribute]
+        arity = len(inspect.signature(saved).parameters)
+        expected = engine.reference_outputs(exercise.id)
+        for chapter, name, function in functions:
+            for body in _stand_in_bodies(function, arity, bool(owner_name)):
+                setattr(owner, attribute, body)
+                try:
+                    got = {case: engine._run(module, exercise.id, case) for case in expected}
+                finally:
+                    setattr(owner, attribute, saved)
+                assert any(engine.mismatch(got[case], expected[case]) for case in expected), \
+                    f"{chapter}'s probes.{name} is a correct body of {exercise.id}"

@@ -4,9 +4,7 @@ known mistake is named without showing the answer), and what the chapter's probe
 checks promise."""
 
 import ast
-import json
 import math
-import re
 import shutil
 import subprocess
 import sys
@@ -14,13 +12,11 @@ import sys
 import pytest
 import torch
 
-from autograder import engine, probes, registry, release
+from autograder import engine, registry, release
 
 from conftest import SAMPLE_ROOTS
 
 CHAPTER = registry.ASSIGNMENTS["ch02_embeddings"]
-RELEASED = registry.REPO_ROOT / registry.RELEASE_DIR / CHAPTER.id / CHAPTER.notebook_name
-NUMBER = r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:e-?\d+)?"
 SAMPLES = SAMPLE_ROOTS.get(CHAPTER.id)
 needs_samples = pytest.mark.skipif(SAMPLES is None, reason="HERO_TEST_ASSIGNMENTS leaves ch02_embeddings out")
 
@@ -62,86 +58,8 @@ def test_the_row_norm_answer_is_what_a_drawn_table_shows():
 # --- answers must be earned ------------------------------------------------------------
 
 
-def _sources():
-    cells = json.loads(RELEASED.read_text(encoding="utf-8"))["cells"]
-    return [(cell["cell_type"], "".join(cell["source"])) for cell in cells]
-
-
-def _number(text):
-    value = float(text.replace(",", ""))
-    return int(value) if value.is_integer() and "." not in text and "e" not in text else value
-
-
-def copyable_values():
-    """Every number, bracketed run of numbers and literal list/tuple/dict of the released notebook."""
-    found = []
-    for kind, text in _sources():
-        found += [_number(m) for m in re.findall(NUMBER, text)]
-        found += [[_number(n) for n in re.findall(NUMBER, group)]
-                  for group in re.findall(rf"[(\[]\s*{NUMBER}(?:\s*,\s*{NUMBER})+\s*[)\]]", text)]
-        if kind == "code":
-            python = "\n".join(line for line in text.splitlines() if not line.startswith("%"))
-            for node in ast.walk(ast.parse(python)):
-                if isinstance(node, (ast.List, ast.Tuple, ast.Dict)):
-                    try:
-                        found.append(ast.literal_eval(node))
-                    except ValueError:
-                        pass
-    return found
-
-
-def judge(answer, value):
-    body = {"values": {answer.variable: {"ok": probes.encode(value)}}, "cell_failures": []}
-    reply = {"status": "ok", "payload": {"body": body}, "output_tail": ""}
-    return engine.judge_answer(answer, 1.0, reply, None)
-
-
-def expected_texts(value):
-    """An expected value as it could be written: numbers at 3-7 decimals, integers with and
-    without a thousands separator, integer lists as Python prints them."""
-    if isinstance(value, list):
-        if all(isinstance(v, int) for v in value):
-            return {str(value), str(value).replace(" ", "")}
-        return {text for item in value for text in expected_texts(item)}
-    if isinstance(value, int):
-        return {str(value), f"{value:,}"}
-    return {f"{value:.{digits}f}" for digits in range(3, 8)}
-
-
-@pytest.mark.parametrize("answer", CHAPTER.answers, ids=lambda a: a.id)
-def test_no_expected_value_is_written_in_the_student_notebook(answer):
-    text = "\n".join(source for _, source in _sources())
-    found = sorted(t for t in expected_texts(engine.expected_answer(answer.id)) if t in text)
-    assert not found, f"{answer.id}: the released notebook shows {found}"
-
-
-@pytest.mark.parametrize("answer", CHAPTER.answers, ids=lambda a: a.id)
-def test_no_value_copied_from_the_notebook_earns_the_answer(answer):
-    candidates = copyable_values()
-    assert len(candidates) > 50  # the walkthrough's numbers, tables and rows are all in
-    earned = [value for value in candidates if judge(answer, value).status == "passed"]
-    assert not earned, f"{answer.id} is earned by copying {earned[:3]}"
-
-
-MISTAKES = [(answer, mistake) for answer in CHAPTER.answers for mistake in answer.mistakes]
-
-
-@pytest.mark.parametrize("answer, mistake", MISTAKES,
-                         ids=[f"{answer.id}-{answer.mistakes.index(mistake)}" for answer, mistake in MISTAKES])
-def test_a_known_mistake_is_named_and_the_answer_is_not_shown(answer, mistake):
-    value = engine.mistake_values(answer.id)[answer.mistakes.index(mistake)]
-    assert engine._answer_problem(answer, value, engine.expected_answer(answer.id)) is not None
-    result = judge(answer, value)
-    assert result.status == "failed"
-    assert mistake.en in result.feedback_en and mistake.zh in result.feedback_zh, result.feedback_en
-    feedback = result.feedback_zh + result.feedback_en + json.dumps([c.__dict__ for c in result.checks],
-                                                                    ensure_ascii=False)
-    leaked = sorted(t for t in expected_texts(engine.expected_answer(answer.id)) if t in feedback)
-    assert not leaked, leaked
-
-
 def test_every_answer_has_a_known_mistake_and_ids_are_the_chapters_own():
-    assert all(answer.mistakes for answer in CHAPTER.answers) and len(MISTAKES) >= 10
+    assert all(answer.mistakes for answer in CHAPTER.answers) and sum(len(answer.mistakes) for answer in CHAPTER.answers) >= 10
     others = {item.id for a in registry.ASSIGNMENTS.values() if a.id != CHAPTER.id for item in a.exercises + a.answers}
     assert not others & {item.id for item in CHAPTER.exercises + CHAPTER.answers}
 

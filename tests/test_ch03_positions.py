@@ -3,21 +3,17 @@ written in the student's notebook or earned by copying one from it, each known m
 and the chapter's own facts: the reference agrees with TransformerLM's rule, the visible checks
 catch every known fault, and the student's notebook runs top to bottom on stubs."""
 
-import ast
-import json
 import math
-import re
 import subprocess
 import sys
 
 import pytest
 import torch
 
-from autograder import engine, probes, reference, registry
+from autograder import engine, reference, registry
 
 CHAPTER = registry.ASSIGNMENTS["ch03_positions"]
 RELEASED = registry.REPO_ROOT / registry.RELEASE_DIR / CHAPTER.id / CHAPTER.notebook_name
-NUMBER = r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:e-?\d+)?"
 
 
 # --- the answers, a second way ------------------------------------------------------------
@@ -45,92 +41,6 @@ def test_the_answers_are_what_their_questions_ask():
 
 
 # --- no graded value is written in the student's notebook, or earned by copying one ------------
-
-
-def _sources():
-    cells = json.loads(RELEASED.read_text(encoding="utf-8"))["cells"]
-    return [(cell["cell_type"], "".join(cell["source"])) for cell in cells]
-
-
-def _number(text):
-    value = float(text.replace(",", ""))
-    return int(value) if value.is_integer() and "." not in text and "e" not in text else value
-
-
-def _copyable_values():
-    """Every number in the released notebook's text, every bracketed run of numbers, every literal
-    list, tuple or dict in its code, and the tensors built from literal lists in its code."""
-    found = []
-    for kind, text in _sources():
-        found += [_number(m) for m in re.findall(NUMBER, text)]
-        found += [[_number(n) for n in re.findall(NUMBER, group)]
-                  for group in re.findall(rf"[(\[]\s*{NUMBER}(?:\s*,\s*{NUMBER})+\s*[)\]]", text)]
-        if kind == "code":
-            python = "\n".join(line for line in text.splitlines() if not line.startswith("%"))
-            for node in ast.walk(ast.parse(python)):
-                if isinstance(node, (ast.List, ast.Tuple, ast.Dict)):
-                    try:
-                        value = ast.literal_eval(node)
-                    except ValueError:
-                        continue
-                    found.append(value)
-                    try:
-                        found.append(torch.tensor(value))
-                    except (TypeError, ValueError, RuntimeError):
-                        pass
-    return found
-
-
-def _judge(answer, value):
-    body = {"values": {answer.variable: {"ok": probes.encode(value)}}, "cell_failures": []}
-    reply = {"status": "ok", "payload": {"body": body}, "output_tail": ""}
-    return engine.judge_answer(answer, 1.0, reply, None)
-
-
-def _expected_texts(value):
-    """The ways an expected value could be written down: each number to 3-7 decimals, each integer
-    with and without a thousands separator, each integer list as Python prints it."""
-    if isinstance(value, torch.Tensor):
-        return {text for item in value.flatten().tolist() for text in _expected_texts(item)}
-    if isinstance(value, list):
-        if all(isinstance(v, int) for v in value):
-            return {str(value), str(value).replace(" ", "")} | {f"{v:,}" for v in value if abs(v) >= 1000}
-        return {text for item in value for text in _expected_texts(item)}
-    if isinstance(value, int):
-        return {str(value), f"{value:,}"}
-    return {f"{value:.{digits}f}" for digits in range(3, 8)}
-
-
-@pytest.mark.parametrize("answer", CHAPTER.answers, ids=lambda a: a.id)
-def test_no_expected_value_is_written_in_the_student_notebook(answer):
-    text = "\n".join(source for _, source in _sources())
-    found = sorted(t for t in _expected_texts(engine.expected_answer(answer.id)) if t in text)
-    assert not found, f"{answer.id}: the released notebook shows {found}"
-
-
-@pytest.mark.parametrize("answer", CHAPTER.answers, ids=lambda a: a.id)
-def test_no_value_copied_from_the_notebook_earns_the_answer(answer):
-    candidates = _copyable_values()
-    assert len(candidates) > 100
-    earned = [value for value in candidates if _judge(answer, value).status == "passed"]
-    assert not earned, f"{answer.id} is earned by copying {earned[:3]}"
-
-
-MISTAKES = [(answer, mistake) for answer in CHAPTER.answers for mistake in answer.mistakes]
-
-
-@pytest.mark.parametrize("answer, mistake", MISTAKES,
-                         ids=[f"{answer.id}-{answer.mistakes.index(mistake)}" for answer, mistake in MISTAKES])
-def test_a_known_mistake_is_named_and_the_answer_is_not_shown(answer, mistake):
-    value = mistake.value(reference.load(answer.module))
-    assert engine._answer_problem(answer, value, engine.expected_answer(answer.id)) is not None
-    result = _judge(answer, value)
-    assert result.status == "failed"
-    assert mistake.en in result.feedback_en and mistake.zh in result.feedback_zh, result.feedback_en
-    feedback = result.feedback_zh + result.feedback_en + json.dumps([c.__dict__ for c in result.checks],
-                                                                    ensure_ascii=False)
-    leaked = sorted(t for t in _expected_texts(engine.expected_answer(answer.id)) if t in feedback)
-    assert not leaked, leaked
 
 
 def test_every_answer_has_a_known_mistake_and_the_ids_are_the_chapters_own():

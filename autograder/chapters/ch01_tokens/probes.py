@@ -103,9 +103,11 @@ def make_cases(exercise_id):
 
 
 def _lookup_encode(self, text):
-    """A stand-in for Tokenizer.encode: each character's position in `self.itos`, 0 when absent."""
+    """A stand-in for Tokenizer.encode while `coverage` runs: each character's position in
+    `self.itos` (0 when absent), listed from the LAST character to the first.  Coverage does not
+    depend on the order; encode does, so student code in this process cannot use it as encode."""
     positions = {token: index for index, token in enumerate(self.itos)}
-    return [positions.get(char, 0) for char in text]
+    return [positions.get(char, 0) for char in reversed(text)]
 
 
 @contextlib.contextmanager

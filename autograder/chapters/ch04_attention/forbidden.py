@@ -5,8 +5,11 @@ These bodies compute the right values through the forbidden call, reached by sev
 direct call, a tensor method, getattr, torch.ops, log_softmax then exp), so the tests show the
 grader sees the call whatever the route, and names it.  The attention shortcuts read the
 weights out of scaled_dot_product_attention (with the identity as values), so that dropout on
-the weights still acts where it should and the values stay right in training mode too.  Same
-conventions as faults.py and variants.py.
+the weights still acts where it should and the values stay right in training mode too.  While
+`attention` is graded, the scores and the softmax are the probe's stand-ins (0.5·q·k, then a
+softmax at temperature 2: softmax(0.25·q·k) in all), so the shortcuts call SDPA at scale 0.25:
+their values match, and the forbidden call is the only thing that costs them the exercise.
+Same conventions as faults.py and variants.py.
 """
 
 import torch  # noqa: F401  (used by the bodies)
@@ -46,7 +49,7 @@ def sdpa_weights(self, x, past_key_value=None, use_cache=False):
     total = k.shape[2]
     allowed = self.causal_mask[total - x.shape[1]:total, :total]
     eye = torch.eye(total, dtype=x.dtype, device=x.device).expand(*k.shape[:2], total, total)
-    weights = self.attn_dropout(F.scaled_dot_product_attention(q, k, eye, attn_mask=allowed))
+    weights = self.attn_dropout(F.scaled_dot_product_attention(q, k, eye, attn_mask=allowed, scale=0.25))
     return self.proj(self.merge_heads(weights @ v)), ((k, v) if use_cache else None)
 
 
@@ -62,5 +65,5 @@ def sdpa_getattr(self, x, past_key_value=None, use_cache=False):
     total = k.shape[2]
     allowed = self.causal_mask[total - x.shape[1]:total, :total]
     eye = torch.eye(total, dtype=x.dtype, device=x.device).expand(*k.shape[:2], total, total)
-    weights = self.attn_dropout(attend(q, k, eye, attn_mask=allowed))
+    weights = self.attn_dropout(attend(q, k, eye, attn_mask=allowed, scale=0.25))
     return self.proj(self.merge_heads(weights @ v)), ((k, v) if use_cache else None)

@@ -105,25 +105,37 @@ def _attention_cases(randn):
 # --- test doubles -------------------------------------------------------------
 
 
+# The doubles are deliberately NOT solutions of the exercises they stand in for: student code
+# runs in the same process as this module and could call them.  Each is a different, fixed
+# function with the properties the probes rely on (one score per query-key pair, rows that
+# sum to 1 with weight 0 where the score is -inf, a split that merge_double undoes), so the
+# reference and the student's `forward` are compared on the same stand-ins.
+
+
 def scores_double(q, k):
-    """q.k / sqrt(d_h), written with einsum."""
-    return torch.einsum("...id,...jd->...ij", q, k) * (q.shape[-1] ** -0.5)
+    """Half the raw dot product q.k (no 1/sqrt(d_h)): not attention_scores."""
+    return 0.5 * torch.einsum("...id,...jd->...ij", q, k)
 
 
 def softmax_double(scores):
-    return torch.softmax(scores, dim=-1)
+    """A softmax at temperature 2, written out (no torch softmax): not stable_softmax."""
+    shifted = (scores - scores.amax(dim=-1, keepdim=True)) / 2.0
+    weights = torch.exp(shifted)
+    return weights / weights.sum(dim=-1, keepdim=True)
 
 
 def make_split_double(heads):
+    """Heads split as split_heads does, then listed in reverse order: not split_heads."""
     def split(t):
         batch, length, width = t.shape
-        return t.reshape(batch, length, heads, width // heads).permute(0, 2, 1, 3)
+        return t.reshape(batch, length, heads, width // heads).permute(0, 2, 1, 3).flip(1)
     return split
 
 
 def merge_double(t):
-    batch, heads, length, head_dim = t.shape
-    return t.permute(0, 2, 1, 3).reshape(batch, length, heads * head_dim)
+    """Heads put back in order, then merged: the inverse of the split double, not merge_heads."""
+    batch, heads, length, head_dim = t.flip(1).shape
+    return t.flip(1).permute(0, 2, 1, 3).reshape(batch, length, heads * head_dim)
 
 
 class FixedDropout(nn.Module):

@@ -130,6 +130,9 @@ class CausalSelfAttention(nn.Module):
         raise NotImplementedError('merge_heads')
 
     def forward(self, x, past_key_value=None, use_cache=False):
+        """x [B, T, d] -> (output [B, T, d], present).  Built from this chapter's parts, called by
+        name: self.qkv, self.split_heads, attention_scores, the slice of self.causal_mask,
+        stable_softmax, self.attn_dropout, self.merge_heads, self.proj."""
         # 练习 attention：带 KV 缓存的因果多头注意力（见本章 notebook）
         raise NotImplementedError('attention')
 

@@ -130,6 +130,9 @@ class CausalSelfAttention(nn.Module):
         return t.transpose(1, 2).reshape(batch, length, heads * head_dim)
 
     def forward(self, x, past_key_value=None, use_cache=False):
+        """x [B, T, d] -> (output [B, T, d], present).  Built from this chapter's parts, called by
+        name: self.qkv, self.split_heads, attention_scores, the slice of self.causal_mask,
+        stable_softmax, self.attn_dropout, self.merge_heads, self.proj."""
         batch, length, width = x.shape
         q, k, v = (self.split_heads(t) for t in self.qkv(x).split(width, dim=-1))
         if past_key_value is not None:
