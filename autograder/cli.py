@@ -139,21 +139,8 @@ def corpus_figures(source, poems, vocab_size):
     """The corpus figures seed 003 reports, measured on our corpus with the reference tokenizer."""
     from . import reference
 
-    corpus, tokens = reference.load("corpus"), reference.load("tokens")
-    chosen = corpus.load_poems(source, limit=poems)
-    text = corpus.corpus_text(chosen)
-    itos = tokens.build_vocab(text, vocab_size)
-    ids = tokens.Tokenizer(itos).encode(text)
-    train, heldout = corpus.split_poems(chosen)
-    train_itos = tokens.build_vocab(corpus.corpus_text(train), vocab_size)
-    coder = tokens.Tokenizer(train_itos)
-    return {"poems": len(chosen), "characters": len(text), "distinct": len(set(text)),
-            "vocab_size": len(itos), "coverage": tokens.coverage(itos, text),
-            "uniform": tokens.uniform_cross_entropy(len(itos)),
-            "unigram": tokens.unigram_cross_entropy(ids, ids, len(itos), alpha=0.0),
-            "heldout_unigram": tokens.unigram_cross_entropy(coder.encode(corpus.corpus_text(train)),
-                                                            coder.encode(corpus.corpus_text(heldout)),
-                                                            len(train_itos), alpha=1.0)}
+    corpus = reference.load("corpus")
+    return corpus.figures(reference.load("tokens"), corpus.load_poems(source, limit=poems), vocab_size)
 
 
 def figures_table(figures, source):

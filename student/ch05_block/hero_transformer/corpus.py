@@ -138,3 +138,24 @@ def split_poems(poems, heldout_fraction=0.1):
     """(train, held-out): the last poems are held out, whole, so no poem is in both."""
     cut = len(poems) - max(1, round(len(poems) * heldout_fraction))
     return poems[:cut], poems[cut:]
+
+
+def figures(tokens, poems, vocab_size=SEED_003["vocab_size"]):
+    """Seed 003's corpus figures, measured on `poems` with a tokens module (yours in the chapter-1
+    notebook, the reference in `hero corpus stats`): size, coverage and the two baselines, and the
+    held-out unigram cross entropy (the last 10% of the poems, add-one frequencies of the rest)."""
+    text = corpus_text(poems)
+    itos = tokens.build_vocab(text, vocab_size)
+    ids = tokens.Tokenizer(itos).encode(text)
+    train, heldout = split_poems(poems)
+    coder = tokens.Tokenizer(tokens.build_vocab(corpus_text(train), vocab_size))
+    train_ids, heldout_ids = coder.encode(corpus_text(train)), coder.encode(corpus_text(heldout))
+    return {
+        "poems": len(poems), "characters": len(text), "distinct": len(set(text)), "vocab_size": len(itos),
+        "coverage": tokens.coverage(itos, text), "uniform": tokens.uniform_cross_entropy(len(itos)),
+        "unigram": tokens.unigram_cross_entropy(ids, ids, len(itos), alpha=0.0),
+        "heldout_poems": len(heldout),
+        "heldout_unigram": tokens.unigram_cross_entropy(train_ids, heldout_ids, coder.vocab_size, alpha=1.0),
+        "heldout_own_entropy": tokens.unigram_cross_entropy(heldout_ids, heldout_ids, coder.vocab_size, alpha=0.0),
+        "heldout_unk": heldout_ids.count(tokens.UNK_ID) / len(heldout_ids),
+    }
