@@ -34,12 +34,15 @@ def watching(forbids):
     seen = set()
     by_op = {op: entry["call"] for entry in forbids for op in entry.get("ops", ())}
     builders = [entry["call"] for entry in forbids if entry.get("builds_modules")]
+    differentiators = [entry["call"] for entry in forbids if entry.get("autograd")]
 
     class Watch(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             call = by_op.get(func._overloadpacket.__name__)
             if call:
                 seen.add(call)
+            if differentiators and _differentiating():
+                seen.update(differentiators)
             return func(*args, **(kwargs or {}))
 
     original_init = nn.Module.__init__
@@ -51,13 +54,19 @@ def watching(forbids):
     if builders:
         nn.Module.__init__ = watched_init
     try:
-        if by_op:
+        if by_op or differentiators:
             with Watch():
                 yield seen
         else:
             yield seen
     finally:
         nn.Module.__init__ = original_init
+
+
+def _differentiating():
+    """Whether the operator being dispatched is run by automatic differentiation: the autograd
+    engine executing a backward graph (it has a graph task then), or a forward-mode level open."""
+    return torch._C._current_graph_task_id() != -1 or torch.autograd.forward_ad._current_level >= 0
 
 
 def warm_up():

@@ -32,11 +32,15 @@ ASSIGNMENT_ID = re.compile(r"ch\d\d_[a-z0-9_]+\Z")  # also a safe file name insi
 class Forbidden:
     """A shortcut the chapter forbids in an exercise, and how the grader sees it being taken:
     the aten operators it runs (whatever the route: an alias, getattr, an import inside the
-    function, torch.ops), or the construction of any nn.Module during the call."""
+    function, torch.ops), the construction of any nn.Module during the call, or (`autograd`)
+    any use of automatic differentiation: an operator run by the autograd engine during a
+    backward pass (Tensor.backward, torch.autograd.grad, torch.autograd.functional, torch.func's
+    grad/vjp/jacrev) or under a forward-mode level (torch.autograd.forward_ad, torch.func.jvp/jacfwd)."""
 
     call: str  # the call as the feedback names it
     ops: tuple = ()
     builds_modules: bool = False
+    autograd: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,100 @@
+"""Correct results reached by a shortcut the chapter forbids: each must lose its exercise.
+
+Chapter 6 asks for every backward written by hand (exercises.py, `forbids`): no automatic
+differentiation and no built-in backward kernel.  These bodies compute the right values through
+autograd by several routes (Tensor.backward, torch.autograd.grad, torch.autograd.functional,
+torch.func's vjp, forward mode through torch.func.jvp) or call a backward kernel through
+torch.ops, so the tests show the grader sees the shortcut whatever the route, and names it.
+The probes run under torch.no_grad(), so the bodies that build a graph switch grad mode on, as a
+student's would have to.  `hero samples OUT` writes one sample per entry (`forbidden_<id>`).
+Same conventions as faults.py and variants.py.
+"""
+
+import math  # noqa: F401  (used by the bodies)
+
+import torch  # noqa: F401
+
+from autograder.registry import catalogue
+
+CATALOGUE, shortcut = catalogue("forbidden")
+
+EPS = 1e-5  # backward.py's name, for the default arguments below
+
+
+@shortcut("layer_norm_backward", "torch.autograd.grad through torch.nn.functional.layer_norm")
+def autograd_layer_norm_backward(grad_out, x, weight, eps=EPS):
+    with torch.enable_grad():
+        x = x.detach().clone().requires_grad_()
+        weight = weight.detach().clone().requires_grad_()
+        bias = torch.zeros_like(weight, requires_grad=True)
+        y = torch.nn.functional.layer_norm(x, (x.shape[-1],), weight, bias, eps)
+        return torch.autograd.grad(y, (x, weight, bias), grad_out)
+
+
+@shortcut("layer_norm_backward", "the aten kernel native_layer_norm_backward through torch.ops, no autograd")
+def kernel_layer_norm_backward(grad_out, x, weight, eps=EPS):
+    width = x.shape[-1]
+    flat = x.reshape(-1, width)
+    mean = flat.mean(dim=-1, keepdim=True)
+    rstd = torch.rsqrt((flat - mean).pow(2).mean(dim=-1, keepdim=True) + eps)
+    grad_x, grad_weight, grad_bias = torch.ops.aten.native_layer_norm_backward(
+        grad_out.reshape(-1, width), flat, [width], mean, rstd, weight, torch.zeros_like(weight), [True, True, True])
+    return grad_x.reshape(x.shape), grad_weight, grad_bias
+
+
+@shortcut("gelu_backward", "Tensor.backward() on a hand-written erf GELU (no forbidden kernel, autograd alone)")
+def backward_call_gelu_backward(grad_out, x):
+    with torch.enable_grad():
+        leaf = x.detach().clone().requires_grad_()
+        (0.5 * leaf * (1.0 + torch.erf(leaf / math.sqrt(2.0)))).backward(grad_out)
+    return leaf.grad
+
+
+@shortcut("gelu_backward", "getattr(torch.ops.aten, 'gelu' + '_backward')")
+def kernel_gelu_backward(grad_out, x):
+    return getattr(torch.ops.aten, "gelu" + "_backward")(grad_out, x)
+
+
+@shortcut("linear_backward", "torch.func.vjp of the affine map")
+def func_vjp_linear_backward(grad_out, x, weight):
+    bias = torch.zeros(weight.shape[0], dtype=weight.dtype, device=weight.device)
+    _, pullback = torch.func.vjp(lambda x_, w_, b_: x_ @ w_.transpose(0, 1) + b_, x, weight, bias)
+    return pullback(grad_out)
+
+
+@shortcut("linear_backward", "torch.autograd.functional.vjp, imported under another name")
+def functional_vjp_linear_backward(grad_out, x, weight):
+    from torch.autograd.functional import vjp as pull_back
+
+    bias = torch.zeros(weight.shape[0], dtype=weight.dtype, device=weight.device)
+    _, grads = pull_back(lambda x_, w_, b_: x_ @ w_.transpose(0, 1) + b_, (x, weight, bias), grad_out)
+    return grads
+
+
+@shortcut("residual_backward", "forward mode: torch.func.jvp of the linear map v -> v + branch_backward(v)")
+def jvp_residual_backward(grad_out, branch_backward):
+    _, tangent = torch.func.jvp(lambda v: v + branch_backward(v), (grad_out,), (grad_out,))
+    return tangent
+
+
+@shortcut("feedforward_sublayer_backward", "the pieces called by name, but the upstream gradient passed through "
+          "torch.autograd.grad of <v, grad_out> first")
+def autograd_copy_sublayer_backward(grad_out, u, ln, ffn):
+    with torch.enable_grad():
+        probe = torch.zeros_like(grad_out, requires_grad=True)
+        (grad_copy,) = torch.autograd.grad((probe * grad_out).sum(), probe)
+    gamma, beta = ln.weight.detach(), ln.bias.detach()
+    w1, b1, w2 = ffn.fc1.weight.detach(), ffn.fc1.bias.detach(), ffn.fc2.weight.detach()
+    centered = u - u.mean(dim=-1, keepdim=True)
+    z = centered / torch.sqrt((centered * centered).mean(dim=-1, keepdim=True) + ln.eps) * gamma + beta
+    h = z @ w1.transpose(0, 1) + b1
+    a = 0.5 * h * (1.0 + torch.erf(h / math.sqrt(2.0)))
+    grads = {}
+
+    def branch_backward(grad_y):
+        grad_a, grads["fc2.weight"], grads["fc2.bias"] = linear_backward(grad_y, a, w2)  # noqa: F821
+        grad_z, grads["fc1.weight"], grads["fc1.bias"] = linear_backward(gelu_backward(grad_a, h), z, w1)  # noqa: F821
+        grad_branch, grads["ln.weight"], grads["ln.bias"] = layer_norm_backward(grad_z, u, gamma, ln.eps)  # noqa: F821
+        return grad_branch
+
+    return residual_backward(grad_copy, branch_backward), grads  # noqa: F821
