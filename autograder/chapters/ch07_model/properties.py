@@ -1,0 +1,98 @@
+"""Checks that hold for any correct chapter-7 implementation, judged on the student's CPU
+outputs: logits [B, T, V], a loss equal to the mean cross entropy of those logits (None without
+targets), one present per block, the cached decode equal to the full forward, ValueError past
+block_size; LayerNorm weights one and biases zero after init_weights, the scale of each drawn
+matrix, the same weights from the same generator; parameter names in named_parameters() order and
+each gradient question silent on the setups that are not its own; a ledger gap of 0 for a sound
+model.
+
+`check(exercise_id, outputs, cases, reference, judges)` returns (name, problem) pairs; a problem is
+a (zh, en) pair or None.  The judges are the visible checks' own (hero_transformer/model_checks.py):
+one check, two front ends.
+"""
+
+import torch
+
+from autograder.reference import load
+
+from . import probes
+
+JUDGES = load("model_checks")
+
+# the setups each gradient question must leave empty (the others' problems, or none at all)
+QUIET = {
+    "frozen_parameters": ("sound", "unreached", "zero_gradient", "unoptimized", "equal_values_left_out", "two_groups"),
+    "unreached_parameters": ("sound", "frozen", "frozen_still_held", "unoptimized", "equal_values_left_out",
+                             "two_groups"),
+    "unoptimized_parameters": ("sound", "frozen", "frozen_still_held", "unreached", "zero_gradient", "two_groups"),
+}
+SETUP_WORDS = {
+    "sound": ("完好的训练设置", "a sound training setup"),
+    "frozen": ("冻结了一个参数的设置", "a setup with a frozen parameter"),
+    "frozen_still_held": ("冻结参数仍在优化器里的设置", "a setup whose frozen parameter the optimizer still holds"),
+    "unreached": ("有一层前向没有用到的设置", "a setup with a layer the forward never uses"),
+    "zero_gradient": ("有一个梯度全零的参数的设置", "a setup with a parameter whose gradient is all zero"),
+    "unoptimized": ("优化器漏了一个参数的设置", "a setup whose optimizer leaves a parameter out"),
+    "equal_values_left_out": ("优化器漏了一个与别人数值相同的参数的设置",
+                              "a setup whose optimizer leaves out a parameter equal in value to a held one"),
+    "two_groups": ("优化器有两个参数组的设置", "a setup whose optimizer has two param groups"),
+}
+
+
+def _outcome(value):
+    return value if isinstance(value, tuple) and len(value) == 4 else None
+
+
+def check(exercise_id, out, cases, reference, judges):
+    judges = JUDGES
+    found = []
+    if exercise_id == "model_forward":
+        targets = _outcome(out.get("targets"))
+        if targets is not None:
+            case = cases["targets"]
+            found.append(("logits are [B, T, V]", judges.judge_logits_shape(case["idx"], targets[1], probes.VOCAB)))
+            if isinstance(targets[1], torch.Tensor):
+                found.append(("the loss is the mean cross entropy of the logits",
+                              judges.judge_loss(targets[1], case["targets"], targets[2])))
+            found.append(("one present per block", judges.judge_presents(targets[3], True, probes.LAYERS)))
+        plain = _outcome(out.get("plain"))
+        if plain is not None:
+            found.append(("no targets, no loss", judges.judge_loss(plain[1], None, plain[2])))
+            found.append(("no cache without use_cache", judges.judge_presents(plain[3], False, probes.LAYERS)))
+        cached, full = _outcome(out.get("cache")), _outcome(out.get("full"))
+        if cached is not None and full is not None:
+            found.append(("the cached decode equals the full forward", judges.judge_incremental(full[1], cached[1])))
+        if "too_long" in out:
+            found.append(("ValueError past block_size", judges.judge_raised_value_error(out["too_long"])))
+    if exercise_id == "init_weights":
+        small, again = out.get("small"), out.get("small_again")
+        if isinstance(small, tuple) and len(small) == 2:
+            found.append(("returns the model it was given", judges.judge_returns_model(small[0])))
+            if _named(small[1]):
+                found.append(("LayerNorm weights one, biases zero", judges.judge_init_fixed(small[1])))
+        wide = out.get("wide")
+        if isinstance(wide, tuple) and len(wide) == 2 and _named(wide[1]):
+            found.append(("0.02 and 0.02/sqrt(2N) scales", judges.judge_init_std(wide[1], cases["wide"]["layers"])))
+        if isinstance(small, tuple) and isinstance(again, tuple) and len(small) == len(again) == 2 \
+                and _named(small[1]) and _named(again[1]):
+            found.append(("the same generator gives the same weights", judges.judge_same_draws(small[1], again[1])))
+    if exercise_id in QUIET:
+        names = [name for name, _ in probes.AuditModel().named_parameters()]
+        found.append(("parameter names in named_parameters() order",
+                      next((problem for problem in (judges.judge_names(value, names, exercise_id, exercise_id)
+                                                    for value in out.values()) if problem), None)))
+        problems = (judges.judge_flags_nothing(out[setup], *SETUP_WORDS[setup], exercise_id, exercise_id)
+                    for setup in QUIET[exercise_id] if isinstance(out.get(setup), list))
+        found.append(("silent on the setups that are not its own", next((p for p in problems if p), None)))
+    if exercise_id == "ledger_gap" and "sound" in out:
+        gap = out["sound"]
+        problem = judges.judge_gap(gap, 0, "模型完好", "for a sound model") if not isinstance(gap, int) or gap != 0 \
+            else None
+        found.append(("0 for a sound model", problem))
+    return found
+
+
+def _named(value):
+    return isinstance(value, list) and all(isinstance(item, tuple) and len(item) == 2
+                                           and isinstance(item[0], str) and isinstance(item[1], torch.Tensor)
+                                           for item in value)
