@@ -158,6 +158,9 @@ def _cell_timed_out(signum, frame):
 def run_notebook(task):
     shell = make_shell()  # the instance the parent built: each forked child gets a pristine copy
     failures = []
+    # said to the notebook's cells (train.running_in_grader): long given cells such as a
+    # training run skip themselves, since the grader grades code and answers, not trained weights
+    os.environ["HERO_GRADING"] = "1"
     # what one cell installs must not rewrite the cells after it, nor the grader's own reading
     transformers = {name: list(getattr(shell, name)) for name in
                     ("input_transformers_cleanup", "input_transformers_post", "ast_transformers")}

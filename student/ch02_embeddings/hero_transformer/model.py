@@ -161,13 +161,18 @@ def parameter_count(V, C, N, d, f):
     raise NotImplementedError('parameter_count')
 
 
-# --- Chapter 7 (reference code for now) -------------------------------------
+# --- Chapter 7: the whole model -------------------------------------------------
 
 
 class LMOutput(NamedTuple):
     logits: torch.Tensor
     loss: Optional[torch.Tensor]
     past_key_values: Optional[list]
+
+
+# the two matrices that write into the residual stream (seed 003, GPT-2): their std is
+# scaled by 1/sqrt(2N), N blocks with two residual branches each
+RESIDUAL_WRITERS = ("attention.proj.weight", "feedforward.fc2.weight")
 
 
 class TransformerLM(nn.Module):
@@ -183,22 +188,42 @@ class TransformerLM(nn.Module):
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)  # untied
 
     def forward(self, idx, targets=None, past_key_values=None, use_cache=False):
+        """[B, T] int64 ids -> LMOutput(logits [B, T, V], loss, past_key_values).
+
+        Built from the parts, called by name, in this order: chapter 2's `embed(idx,
+        self.token_embedding.weight)`; chapter 3's `add_positions(tokens,
+        self.position_embedding.weight, start=past_length)`, where past_length is the number
+        of positions already in the cache (the time axis of a cached key, [B, h, T_past, d_h]),
+        0 without one; `self.dropout`; every block of `self.blocks`, in order, each called as
+        `block(hidden, past, use_cache)` with its own entry `past_key_values[i]` (None without
+        a cache); `self.ln_f`; the untied `self.head`.
+        loss: the mean cross entropy of the logits against `targets` ([B, T] ids) over all
+        B*T positions, None when targets is None.  past_key_values of the output: the list of
+        every block's present, in order, when use_cache is true; None otherwise.
+        A sequence that reaches past block_size raises ValueError (add_positions does)."""
         # chapters 2 and 3 do the lookup and add the positions (imported here so that model.py
         # loads whatever state those files are in: each exercise is graded alone)
         from .embeddings import embed
         from .positions import add_positions
 
-        past_length = 0 if past_key_values is None else past_key_values[0][0].shape[2]
-        tokens = embed(idx, self.token_embedding.weight)  # the rows nn.Embedding would read
-        hidden = self.dropout(add_positions(tokens, self.position_embedding.weight, start=past_length))
-        presents = [] if use_cache else None
-        for layer, block in enumerate(self.blocks):
-            past = None if past_key_values is None else past_key_values[layer]
-            hidden, present = block(hidden, past, use_cache)
-            if use_cache:
-                presents.append(present)
-        logits = self.head(self.ln_f(hidden))
-        loss = None
-        if targets is not None:
-            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
-        return LMOutput(logits, loss, presents)
+        # 练习 model_forward：整机前向：logits、损失与 KV cache（见本章 notebook）
+        raise NotImplementedError('model_forward')
+
+
+def init_weights(model, generator=None):
+    """Seed 003's initialisation, in place, visiting `model.named_parameters()` in order; returns
+    `model`.
+
+    - the weight of every nn.Linear and nn.Embedding: drawn with chapter 2's
+      `init_normal_(weight, std=..., generator=generator)` (called by name), std 0.02
+      (embeddings.INIT_STD), except the two matrices that write into the residual stream,
+      `blocks.<i>.attention.proj.weight` and `blocks.<i>.feedforward.fc2.weight`, whose std is
+      0.02 / sqrt(2 * n_layers) (n_layers = model.cfg.n_layers);
+    - every nn.Linear bias: zero;
+    - every LayerNorm (this module's class): weight one, bias zero.
+    With the same generator state it gives the same weights; nothing else is drawn from it.
+    TransformerLM.__init__ does not call it: call init_weights(TransformerLM(cfg), generator)."""
+    from .embeddings import INIT_STD, init_normal_
+
+    # 练习 init_weights：种子 003 的初始化（0.02 与 1/√(2N)）（见本章 notebook）
+    raise NotImplementedError('init_weights')

@@ -2,10 +2,10 @@
 
 from .model import (
     EPS, Config, LayerNorm, gelu, GELU, FeedForward, CausalSelfAttention,
-    TransformerBlock, TransformerLM, LMOutput, parameter_count,
+    TransformerBlock, TransformerLM, LMOutput, parameter_count, init_weights,
 )
 
 __all__ = [
     "EPS", "Config", "LayerNorm", "gelu", "GELU", "FeedForward", "CausalSelfAttention",
-    "TransformerBlock", "TransformerLM", "LMOutput", "parameter_count",
+    "TransformerBlock", "TransformerLM", "LMOutput", "parameter_count", "init_weights",
 ]

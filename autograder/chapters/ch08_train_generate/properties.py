@@ -1,0 +1,91 @@
+"""Checks that hold for any correct chapter-8 implementation, judged on the student's CPU
+outputs with the visible checks' own judges (hero_transformer/train_checks.py): one check, two
+front ends.  Windows shifted by one, the decay rule, the schedule's shape, the stop on a
+non-finite loss, the training mode restored, probabilities, top-k support, prompt kept, and
+cached generation equal to uncached.
+
+`check(exercise_id, outputs, cases, reference, judges)` returns (name, problem) pairs; the
+engine passes checks.py as `judges`, and this chapter loads its own judges module.
+"""
+
+import torch
+
+from autograder.reference import load
+
+from . import probes
+
+
+def _fields(value):
+    """A probe's (label, value) pairs as a dict; anything else (a tensor, an error string) as it is."""
+    if isinstance(value, tuple) and value and all(isinstance(item, tuple) and len(item) == 2
+                                                  and isinstance(item[0], str) for item in value):
+        return dict(value)
+    return value
+
+
+def check(exercise_id, out, cases, reference, judges):
+    judges = load("train_checks")
+    out = {name: _fields(value) for name, value in out.items()}
+    found = []
+    if exercise_id == "get_batch":
+        for name in ("seeded", "last_window"):
+            got, case = out.get(name), cases[name]
+            if isinstance(got, dict) and "x" in got and "y" in got:
+                found.append((f"x and y are shifted windows of the data ({name})",
+                              judges.judge_batch(case["data"], case["block_size"], case["batch_size"], got["x"], got["y"])))
+    if exercise_id == "parameter_groups":
+        for name, case in cases.items():
+            got = out.get(name)
+            if isinstance(got, dict) and {"count", "decay", "no_decay"} <= set(got) and got["count"] == 2:
+                net = probes.NamedLikeLM(odd=case["odd"])
+                trainable = [n for n, p in net.named_parameters() if p.requires_grad]
+                linear = {f"{n}.weight" for n, m in net.named_modules() if isinstance(m, torch.nn.Linear)}
+                found.append((f"only linear weights decay ({name})",
+                              judges.judge_groups(got, trainable, linear, case["weight_decay"])))
+    if exercise_id == "lr_at":
+        got, case = out.get("chapter"), cases["chapter"]
+        if isinstance(got, dict) and isinstance(got.get("lr"), torch.Tensor) and got.get("python_floats"):
+            settings = {k: case[k] for k in ("max_lr", "min_lr", "warmup_steps", "total_steps")}
+            found.append(("warmup, then a non-increasing decay to min_lr",
+                          judges.judge_schedule(case["steps"], got["lr"].tolist(), **settings)))
+    if exercise_id == "train_step":
+        got = out.get("nan_loss")
+        if isinstance(got, dict) and "raised" in got:
+            found.append(("a nan loss stops before any update",
+                          judges.judge_nonfinite_stop(got["raised"], got["parameters_unchanged"])))
+        got = out.get("clipped")
+        if isinstance(got, dict) and "python_floats" in got:
+            found.append(("returns Python floats", judges.judge_returned_floats(got["python_floats"], "train_step")))
+    if exercise_id == "evaluate":
+        for name in ("partial_batch", "started_in_eval"):
+            got = out.get(name)
+            if isinstance(got, dict) and "training_after" in got:
+                found.append((f"training mode restored ({name})",
+                              judges.judge_mode_restored(cases[name]["training"], got["training_after"])))
+        got = out.get("partial_batch")
+        if isinstance(got, dict) and "every_call_in_eval_without_grad" in got:
+            found.append(("eval mode, no grad", judges.judge_eval_calls(got["every_call_in_eval_without_grad"])))
+    if exercise_id == "next_token_probs":
+        for name in ("hot", "ties_kept"):
+            if isinstance(out.get(name), torch.Tensor):
+                found.append((f"rows are probabilities ({name})", judges.judge_probabilities(out[name])))
+        for name in ("top_k", "ties_kept"):
+            if isinstance(out.get(name), torch.Tensor) and out[name].shape == cases[name]["logits"].shape:
+                found.append((f"zero outside the top k, ties kept ({name})",
+                              judges.judge_top_k(cases[name]["logits"], cases[name]["top_k"], out[name])))
+        if isinstance(out.get("greedy_ties"), torch.Tensor):
+            found.append(("temperature 0 is one-hot at the argmax",
+                          judges.judge_one_hot(cases["greedy_ties"]["logits"], out["greedy_ties"])))
+    if exercise_id == "generate":
+        first = lambda name: out[name].get("tokens") if isinstance(out.get(name), dict) else None  # noqa: E731
+        cached = first("greedy_cached")
+        if isinstance(cached, torch.Tensor):
+            found.append(("prompt kept, [B, T0 + n] int64",
+                          judges.judge_generated(cases["greedy_cached"]["prompt"], cached, cases["greedy_cached"]["new"])))
+        a, b = first("greedy_cached"), first("greedy_uncached")
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+            found.append(("cached equals uncached (greedy)", judges.judge_cache_agrees(a, b)))
+        got = out.get("greedy_cached")
+        if isinstance(got, dict) and "training_after" in got:
+            found.append(("training mode restored", judges.judge_mode_restored(True, got["training_after"])))
+    return found
