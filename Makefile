@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test release sandbox browser bench
+.PHONY: demo test release sandbox browser bench bench-model
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,3 +45,7 @@ release: $(STAMP)
 
 bench: $(STAMP) sandbox
 	$(VENV)/bin/python benchmarks/grading_speed.py
+
+# the reference model: a training step against SDPA, KV-cache generation, peak memory
+bench-model: $(STAMP)
+	$(VENV)/bin/python benchmarks/model_speed.py
