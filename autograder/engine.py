@@ -183,10 +183,23 @@ def cases_of(exercise_id):
 
 def _run(module, exercise_id, case_name):
     try:
-        return chapter_probes(exercise_id).run_case(module, exercise_id, case_name, cases_of(exercise_id)[case_name],
-                                                    "cpu")
+        return chapter_probes(exercise_id).run_case(module, exercise_id, case_name,
+                                                    fresh_copy(cases_of(exercise_id)[case_name]), "cpu")
     except Exception as exc:  # a fault may legitimately fail on a case (eps missing -> nan is not an error)
         return probes.Unusable(f"{type(exc).__name__}: {exc}")
+
+
+def fresh_copy(value):
+    """A copy of a cached case for one in-process run: a body that writes into its inputs (a
+    fault's in-place op, a test double, an in-place exercise) must not change the cases that
+    every later reference, fault and submission of this process sees."""
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, dict):
+        return {key: fresh_copy(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(fresh_copy(item) for item in value)
+    return value
 
 
 def reference_module(exercise_id):

@@ -33,7 +33,7 @@ def hidden_check(item_id, value=None):
     if isinstance(item, registry.Exercise):
         with probes.watching([dataclasses.asdict(entry) for entry in item.forbids]) as forbidden:
             outputs = probes.run_all(assignment.part("probes").run_case, _student_module(item.module), item.id,
-                                     engine.cases_of(item.id), "cpu")
+                                     engine.fresh_copy(engine.cases_of(item.id)), "cpu")
         body = {"devices": ["cpu"], "outputs": {"cpu": outputs}, "forbidden": sorted(forbidden)}
         result = engine.judge_exercise(item, max_score, _as_reply(body), set())
     else:

@@ -3,6 +3,7 @@ chapter gets (each fault, variant and forbidden shortcut, every exercise graded 
 tests/test_catalogues.py."""
 
 import pytest
+import torch
 
 from autograder import engine, release
 
@@ -96,3 +97,19 @@ def test_the_seeds_own_block_body_earns_full_marks(sample_reports):
     report = sample_reports["correct_seed_block"]
     assert report.item("block").score == report.item("block").max_score == 3
     assert report.score == report.max_score
+
+
+def test_a_body_that_writes_into_its_inputs_changes_no_cached_case():
+    """The grader keeps each exercise's cases once per process and sends them to every submission;
+    a body run in-process (a fault, a test double, an in-place exercise) that writes into its
+    inputs must not change what later submissions are graded on."""
+    module = engine.reference_module("gelu")
+    before = {name: case["x"].clone() for name, case in engine.cases_of("gelu").items()}
+    saved = module.__dict__["gelu"]
+    module.gelu = lambda x: x.mul_(2.0)
+    try:
+        for name in before:
+            engine._run(module, "gelu", name)
+    finally:
+        module.gelu = saved
+    assert all(torch.equal(engine.cases_of("gelu")[name]["x"], x) for name, x in before.items())
