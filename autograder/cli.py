@@ -95,16 +95,24 @@ def _start(args):
     """A student's working copy of the release: a re-release never touches it."""
     import shutil
 
-    from . import registry
+    from . import registry, release
 
-    assignment = registry.ASSIGNMENTS[args.assignment]
-    released = registry.REPO_ROOT / registry.RELEASE_DIR / assignment.id
-    target = Path(args.dir or Path("work") / assignment.id)
+    known = [*registry.ASSIGNMENTS, release.LABS]
+    if args.assignment not in known:
+        print(f"hero start: no assignment {args.assignment!r}; there are: {', '.join(known)}", file=sys.stderr)
+        return 2
+    released = registry.REPO_ROOT / registry.RELEASE_DIR / args.assignment
+    target = Path(args.dir or Path("work") / args.assignment)
     if target.exists():
         print(f"hero start: {target} already exists; it is kept as it is (your work is never overwritten). "
-              f"Name another folder: hero start {assignment.id} OTHER_DIR", file=sys.stderr)
+              f"Name another folder: hero start {args.assignment} OTHER_DIR", file=sys.stderr)
         return 1
     shutil.copytree(released, target, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    if args.assignment == release.LABS:
+        print(f"your copy of the labs: {target}/\nopen any notebook in it in JupyterLab; each runs its experiment "
+              f"(or loads the runs already finished) and shows the plots")
+        return 0
+    assignment = registry.ASSIGNMENTS[args.assignment]
     print(f"your working copy of {assignment.id}: {target}/\n"
           f"open {target / assignment.notebook_name} in JupyterLab and fill the stubs in "
           f"{target / registry.PACKAGE}/; `hero release` and `nbgrader generate_assignment` never touch this folder")
@@ -166,6 +174,33 @@ def _demo(args):
     return demo.run(args.lang)
 
 
+def _lab(args):
+    from hero_transformer import labs
+
+    if args.action == "report":
+        print(labs.claims_markdown(), end="")
+        return 0
+    if args.action == "list":
+        for lab in labs.all_labs().values():
+            modes = ", ".join(f"{mode}: {len(lab.runs(setting))} runs" for mode, setting in lab.settings.items())
+            print(f"{lab.name:<18} {lab.title_en}  ({modes})")
+        return 0
+    if not args.name:
+        print("hero lab run: name a lab (hero lab list shows them)", file=sys.stderr)
+        return 2
+    try:
+        lab = labs.get(args.name)
+    except KeyError as exc:
+        print(f"hero lab run: {exc.args[0]}", file=sys.stderr)
+        return 2
+    try:
+        labs.run_lab(lab, args.mode, args.device, out=args.out, fresh=args.fresh)
+    except RuntimeError as exc:  # e.g. --device cuda without a GPU
+        print(f"hero lab run: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="hero", description="hero_transformer course tools")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -192,7 +227,7 @@ def main(argv=None):
     rel.set_defaults(run=_release)
 
     start = commands.add_parser("start", help="copy an assignment's release into a working folder of your own")
-    start.add_argument("assignment", help="assignment id, e.g. ch05_block")
+    start.add_argument("assignment", help="assignment id, e.g. ch05_block, or labs")
     start.add_argument("dir", nargs="?", help="the folder to create (default: work/<assignment>)")
     start.set_defaults(run=_start)
 
@@ -216,6 +251,21 @@ def main(argv=None):
     demo = commands.add_parser("demo", help="release, autograde generated samples with nbgrader, show grades")
     demo.add_argument("--lang", choices=("zh", "en"), default="zh")
     demo.set_defaults(run=_demo)
+
+    lab = commands.add_parser("lab", help="seeds 003 and 004's experiments: list them, or run one (resumable; "
+                                          "JSON and plots under build/labs/NAME/MODE/)")
+    lab.add_argument("action", choices=("list", "run", "report"),
+                     help="report: every claim against the saved quick and full results, as a markdown table")
+    lab.add_argument("name", nargs="?", help="run: the lab (hero lab list shows them)")
+    size = lab.add_mutually_exclusive_group()
+    size.add_argument("--quick", dest="mode", action="store_const", const="quick",
+                      help="the same question at a size that takes minutes on 2 CPU cores (default)")
+    size.add_argument("--full", dest="mode", action="store_const", const="full", help="the seed's configuration")
+    size.add_argument("--tiny", dest="mode", action="store_const", const="tiny", help="seconds; for tests")
+    lab.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    lab.add_argument("--out", help="write here instead of build/labs/NAME/MODE")
+    lab.add_argument("--fresh", action="store_true", help="redo runs already finished")
+    lab.set_defaults(run=_lab, mode="quick")
 
     args = parser.parse_args(argv)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `hero grade ... | head` ends quietly

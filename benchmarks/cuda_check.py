@@ -6,7 +6,9 @@ Grades, for every chapter (or the ones named), the reference, every fault and ev
 variant with `hero grade`, in one pool, and checks that each report says both devices were
 compared (`cpu, cuda`), that the reference and every variant still earn full marks (the CUDA
 outputs match the CPU reference within the stated tolerance) and that each fault still loses
-exactly its exercise.  Without a GPU it says so and exits 0, checking nothing.
+exactly its exercise.  Then the labs: the default lab model computes on cuda what the frozen model computes on the CPU,
+and every lab's tiny grid runs with `--device cuda`.  Without a GPU it says so and exits 0,
+checking nothing.
 """
 
 import json
@@ -52,7 +54,29 @@ def main(names):
             failures.append(f"{name}: lost {sorted(lost)}, expected {sorted(expected[report['submission']])}")
     print("cuda check: " + ("; ".join(failures) if failures else
                             f"{len(expected)} samples of {len(chosen)} chapters graded on cpu and cuda, each as expected"))
-    return 1 if failures else 0
+    return 1 if failures or not labs_on_cuda() else 0
+
+
+def labs_on_cuda():
+    from hero_transformer import labs
+    from hero_transformer.labs import variants
+    from hero_transformer.model import Config, TransformerLM, init_weights
+
+    cfg = Config(vocab_size=50, block_size=32, d_model=32, n_heads=4, n_layers=2, d_ff=64)
+    frozen = init_weights(TransformerLM(cfg), torch.Generator().manual_seed(0))
+    lab = variants.init_lab_weights(variants.LabLM(cfg), torch.Generator().manual_seed(0)).cuda()
+    idx = torch.randint(0, 50, (4, 32), generator=torch.Generator().manual_seed(1))
+    same = torch.allclose(lab(idx.cuda()).logits.cpu(), frozen(idx).logits, rtol=1e-4, atol=1e-5)
+    print(f"labs: default lab model on cuda {'equals' if same else 'DIFFERS FROM'} the frozen model on cpu")
+    failed = []
+    with tempfile.TemporaryDirectory(prefix="hero-labs-cuda-") as out:
+        for name in labs.all_labs():
+            try:
+                labs.run(name, "tiny", device="cuda", out=Path(out, name), progress=False, log=lambda line: None)
+            except Exception as exc:  # report every lab, not just the first failure
+                failed.append(f"{name}: {exc!r}")
+    print("labs: " + ("; ".join(failed) if failed else f"all {len(labs.all_labs())} tiny grids ran on cuda"))
+    return same and not failed
 
 
 if __name__ == "__main__":

@@ -1,0 +1,372 @@
+"""The labs' model variants, diagnostics and runner (hero_transformer/labs/)."""
+
+import json
+import math
+
+import pytest
+import torch
+
+from hero_transformer import labs
+from hero_transformer.labs import diagnostics, runner, variants
+from hero_transformer.labs.variants import LabLM, Variant
+from hero_transformer.model import Config, TransformerLM, init_weights
+
+CFG = Config(vocab_size=40, block_size=16, d_model=16, n_heads=4, n_layers=3, d_ff=32)
+
+
+def frozen_and_lab(variant=Variant(), seed=0):
+    reference = init_weights(TransformerLM(CFG), torch.Generator().manual_seed(seed))
+    lab = variants.init_lab_weights(LabLM(CFG, variant), torch.Generator().manual_seed(seed))
+    return reference, lab
+
+
+def batch(seed=1, length=12):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, CFG.vocab_size, (3, length), generator=g), torch.randint(0, CFG.vocab_size, (3, length), generator=g)
+
+
+# --- with the defaults, the frozen model -------------------------------------------------------
+
+
+def test_default_variant_has_the_frozen_models_parameters_and_initial_values():
+    reference, lab = frozen_and_lab()
+    ref, ours = dict(reference.named_parameters()), dict(lab.named_parameters())
+    assert list(ref) == list(ours)
+    for name in ref:
+        assert torch.equal(ref[name], ours[name]), name
+
+
+def test_default_variant_computes_the_frozen_models_outputs_and_gradients():
+    reference, lab = frozen_and_lab()
+    idx, targets = batch()
+    expected, got = reference(idx, targets), lab(idx, targets)
+    torch.testing.assert_close(got.logits, expected.logits, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(got.loss, expected.loss, rtol=1e-6, atol=1e-6)
+    expected.loss.backward()
+    got.loss.backward()
+    for (name, p), q in zip(reference.named_parameters(), lab.parameters()):
+        torch.testing.assert_close(q.grad, p.grad, rtol=1e-4, atol=1e-6, msg=name)
+
+
+def test_default_variant_caches_like_the_frozen_model():
+    reference, lab = frozen_and_lab()
+    idx, _ = batch()
+    prompt, rest = idx[:, :7], idx[:, 7:]
+    ref_past = reference(prompt, use_cache=True).past_key_values
+    lab_past = lab(prompt, use_cache=True).past_key_values
+    torch.testing.assert_close(lab(rest, past_key_values=lab_past).logits,
+                               reference(rest, past_key_values=ref_past).logits, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(lab(rest, past_key_values=lab_past).logits, lab(idx).logits[:, 7:],
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_a_frozen_models_state_dict_loads_into_the_default_variant():
+    reference, _ = frozen_and_lab(seed=3)
+    lab = LabLM(CFG)
+    lab.load_state_dict(reference.state_dict())
+    idx, _ = batch()
+    torch.testing.assert_close(lab(idx).logits, reference(idx).logits, rtol=1e-5, atol=1e-5)
+
+
+def test_collecting_changes_no_output_and_returns_causal_weights():
+    _, lab = frozen_and_lab()
+    idx, _ = batch()
+    plain, collected = lab(idx), lab(idx, collect=True)
+    torch.testing.assert_close(collected.logits, plain.logits, rtol=1e-5, atol=1e-5)
+    assert len(collected.hidden_states) == CFG.n_layers + 1 and len(collected.attentions) == CFG.n_layers
+    weights = collected.attentions[0]
+    assert weights.shape == (3, CFG.n_heads, 12, 12)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(3, CFG.n_heads, 12))
+    assert torch.all(weights.triu(diagonal=1) == 0)
+
+
+# --- each switch does what it says -------------------------------------------------------------
+
+
+def test_post_ln_is_the_2017_order():
+    _, lab = frozen_and_lab(Variant(placement="post"))
+    block = lab.blocks[0]
+    x = torch.randn(2, 5, CFG.d_model)
+    attended, _ = variants.frozen.CausalSelfAttention.forward(block.attention, x)
+    u = block.ln_attention(x + attended)
+    expected = block.ln_feedforward(u + block.feedforward(u))
+    torch.testing.assert_close(block(x)[0], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_without_residuals_each_sublayer_replaces_the_stream():
+    _, lab = frozen_and_lab(Variant(residual=False))
+    block = lab.blocks[0]
+    x = torch.randn(2, 5, CFG.d_model)
+    u = block.attention(block.ln_attention(x))[0]
+    torch.testing.assert_close(block(x)[0], block.feedforward(block.ln_feedforward(u)), rtol=1e-5, atol=1e-5)
+
+
+def test_rmsnorm_keeps_its_statistics_in_float32_and_has_no_bias():
+    norm = variants.RMSNorm(8)
+    x = torch.randn(4, 8) * 300
+    expected = x / torch.sqrt((x * x).mean(-1, keepdim=True) + norm.eps)
+    torch.testing.assert_close(norm(x), expected)
+    half = norm(x.half())  # squares of 300 overflow nothing in float32; in half they would
+    assert half.dtype == torch.float16 and torch.isfinite(half).all()
+    torch.testing.assert_close(half.float(), expected, rtol=2e-3, atol=2e-3)
+    _, lab = frozen_and_lab(Variant(norm="rms"))
+    reference, _ = frozen_and_lab()
+    removed = sum(p.numel() for p in reference.parameters()) - sum(p.numel() for p in lab.parameters())
+    assert removed == (2 * CFG.n_layers + 1) * CFG.d_model  # one beta per norm
+
+
+def test_parameter_counts_of_the_bias_and_final_norm_switches():
+    reference, _ = frozen_and_lab()
+    base = sum(p.numel() for p in reference.parameters())
+    d, f, n = CFG.d_model, CFG.d_ff, CFG.n_layers
+    count = lambda v: sum(p.numel() for p in LabLM(CFG, v).parameters())
+    assert count(Variant(ffn_bias=False)) == base - n * (f + d)
+    assert count(Variant(attention_bias=True)) == base + n * 4 * d
+    assert count(Variant(final_norm="none")) == base - 2 * d
+    assert count(Variant(final_norm="twice")) == base + 2 * d
+    assert count(Variant(final_norm="after_head")) == base - 2 * d + 2 * CFG.vocab_size
+    assert count(Variant(positions="rope")) == base - CFG.block_size * d
+
+
+def test_unscaled_init_multiplies_only_the_residual_writers_back():
+    _, scaled = frozen_and_lab()
+    _, plain = frozen_and_lab(Variant(scaled_init=False))
+    for (name, a), b in zip(scaled.named_parameters(), plain.parameters()):
+        factor = math.sqrt(2 * CFG.n_layers) if name.endswith(variants.frozen.RESIDUAL_WRITERS) else 1.0
+        torch.testing.assert_close(b, a * factor, msg=name)
+
+
+def test_time_axis_norm_leaks_the_future_and_feature_norm_does_not():
+    idx, _ = batch()
+    changed = idx.clone()
+    changed[:, -1] = (changed[:, -1] + 1) % CFG.vocab_size
+    for variant, leaks in ((Variant(), False), (Variant(norm_axis="time"), True)):
+        _, lab = frozen_and_lab(variant)
+        before, after = lab(idx).logits[:, :-1], lab(changed).logits[:, :-1]
+        assert (not torch.allclose(before, after, atol=1e-6)) == leaks, variant
+
+
+def test_rope_is_causal_relative_and_ntk_changes_only_long_sequences():
+    variant = Variant(positions="rope")
+    _, lab = frozen_and_lab(variant)
+    q = torch.randn(1, 1, 6, CFG.d_model // CFG.n_heads)
+    # a rotation by position: the dot product of q at p and k at p' depends on p - p' only
+    a = variants.apply_rope(q, 0, variant)
+    b = variants.apply_rope(q, 5, variant)
+    dot = lambda t, i, j: (t[0, 0, i] * t[0, 0, j]).sum()
+    torch.testing.assert_close(dot(a, 0, 2), dot(b, 0, 2), rtol=1e-5, atol=1e-5)
+    assert not torch.allclose(dot(a, 0, 2), (q[0, 0, 0] * q[0, 0, 2]).sum(), atol=1e-4)
+    torch.testing.assert_close(a.norm(dim=-1), q.norm(dim=-1), rtol=1e-5, atol=1e-5)
+    idx, _ = batch(length=16)
+    short = lab(idx[:, :8]).logits
+    variants.retarget(lab, positions="rope_ntk", train_length=8)
+    torch.testing.assert_close(lab(idx[:, :8]).logits, short)  # within the training length: the same
+    assert not torch.allclose(lab(idx).logits[:, :8], short, atol=1e-6)  # past it, the base grows
+
+
+def test_relu_and_eps_switches():
+    _, lab = frozen_and_lab(Variant(activation="relu", eps=1.0))
+    assert isinstance(lab.blocks[0].feedforward.activation, torch.nn.ReLU)
+    assert all(m.eps == 1.0 for _, m in diagnostics.norm_modules(lab))
+
+
+def test_an_unknown_setting_is_refused():
+    with pytest.raises(ValueError, match="placement"):
+        Variant(placement="middle")
+    with pytest.raises(ValueError, match="train_length"):
+        Variant(positions="rope_ntk")
+
+
+# --- diagnostics -----------------------------------------------------------------------------------
+
+
+def test_adjacent_kl_is_zero_for_a_constant_output_and_the_kl_formula_otherwise():
+    same = torch.randn(1, 1, 7).expand(2, 5, 7)
+    assert diagnostics.adjacent_kl(same) == pytest.approx(0.0, abs=1e-12)
+    logits = torch.log(torch.tensor([[[0.5, 0.5], [0.9, 0.1]]]))
+    expected = 0.9 * math.log(0.9 / 0.5) + 0.1 * math.log(0.1 / 0.5)  # KL(p_1 || p_0)
+    assert diagnostics.adjacent_kl(logits) == pytest.approx(expected, rel=1e-6)  # float32 logits
+
+
+def test_attention_entropy_is_one_for_uniform_and_zero_for_one_hot_weights():
+    T = 6
+    uniform = torch.tril(torch.ones(T, T)) / torch.arange(1, T + 1)[:, None]
+    diagonal = torch.eye(T)
+    weights = torch.stack([uniform, diagonal])[None]  # [1, 2 heads, T, T]
+    assert diagnostics.attention_entropy(weights) == pytest.approx([1.0, 0.0], abs=1e-6)  # float32 weights
+
+
+def test_norm_input_stats_reads_what_each_norm_reads():
+    _, lab = frozen_and_lab()
+    idx, _ = batch()
+    stats = diagnostics.norm_input_stats(lab, idx)
+    assert [s["name"] for s in stats] == [n for n, _ in diagnostics.norm_modules(lab)]
+    first = (lab.token_embedding(idx) + lab.position_embedding.weight[: idx.shape[1]]).double()
+    assert stats[0]["abs_mean"] == pytest.approx(first.mean(-1).abs().mean().item(), rel=1e-6)
+    assert stats[0]["std"] == pytest.approx(first.std(-1, unbiased=False).mean().item(), rel=1e-6)
+    assert stats[0]["ratio"] == pytest.approx(stats[0]["abs_mean"] / stats[0]["std"])
+
+
+def test_ffn_memory_counts_dead_and_always_active_slots_and_duplicate_keys():
+    _, lab = frozen_and_lab()
+    fc1 = lab.blocks[0].feedforward.fc1
+    with torch.no_grad():
+        fc1.bias[0] = -1e4  # never active
+        fc1.bias[1:] = 1e4  # always active
+        fc1.weight[3] = fc1.weight[2] * 5  # the same key direction
+    itos = [chr(0x4E00 + i) for i in range(CFG.vocab_size)]
+    idx, _ = batch()
+    layer = diagnostics.ffn_memory(lab, idx, itos, top=2)[0]
+    f = CFG.d_ff
+    assert layer["never_active"] == pytest.approx(1 / f)
+    assert layer["activation_rate"] == pytest.approx((f - 1) / f)
+    assert layer["key_cosine_max"] == pytest.approx(1.0, abs=1e-9)
+    assert len(layer["top_characters"]) == 2
+    assert all(char in itos for chars in layer["top_characters"].values() for char, _ in chars)
+
+
+def test_residual_profile_measures_the_stream_and_leaves_the_models_gradients_alone():
+    _, lab = frozen_and_lab()
+    idx, targets = batch()
+    profile = diagnostics.residual_profile(lab, idx, targets)
+    assert all(p.grad is None for p in lab.parameters())
+    assert len(profile["activation_std"]) == len(profile["grad_norm"]) == CFG.n_layers + 1
+    out = lab(idx, targets, collect=True)
+    grads = torch.autograd.grad(out.loss, out.hidden_states)
+    assert profile["grad_norm"] == pytest.approx([g.norm().item() for g in grads], rel=1e-5)
+    assert profile["activation_std"] == pytest.approx([h.std().item() for h in out.hidden_states], rel=1e-6)
+
+
+# --- the runner: every lab at its tiny size ---------------------------------------------------------
+
+
+@pytest.fixture
+def lab_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("HERO_LABS_DIR", str(tmp_path))
+    monkeypatch.setenv("HERO_LAB_CORPUS", "fixture")  # what a fresh clone has
+    return tmp_path
+
+
+@pytest.mark.parametrize("name", list(labs.all_labs()))
+def test_every_lab_runs_its_tiny_grid_and_writes_json_plots_and_claims(name, lab_env, capsys):
+    report = labs.run(name, "tiny", progress=False, table=True)
+    folder = lab_env / name / "tiny"
+    assert report.folder == folder
+    saved = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    lab = labs.get(name)
+    assert list(saved["runs"]) == [run.key for run in lab.runs(lab.settings["tiny"])]
+    assert saved["device"] == "cpu" and saved["corpus"] == "fixture" and saved["seconds"] > 0
+    assert {"uniform", "unigram"} <= set(saved["baselines"])
+    assert len(saved["claims"]) == len(lab.claims) >= 1
+    for claim in saved["claims"]:
+        assert claim["seed"] and claim["ours"] and claim["held"] in (True, False, None) and claim["zh"]
+    assert saved["plots"] and all(path.endswith(".png") and (folder / path.rsplit("/", 1)[-1]).stat().st_size > 1000
+                                  for path in saved["plots"])
+    for run in saved["runs"].values():
+        assert (folder / "runs" / f"{run['key']}.json").is_file()
+    printed = capsys.readouterr().out
+    assert "this run (tiny)" in printed and f"lab {name} (tiny):" in printed.splitlines()[-1]
+    assert labs.saved(name, "tiny").results == saved
+
+
+def test_a_second_run_reuses_finished_runs_and_a_changed_setting_redoes_them(lab_env):
+    lab = labs.get("residual_ablation")
+    labs.run_lab(lab, "tiny", progress=False, log=lambda line: None)
+    calls = []
+    original = lab.execute
+    counted = runner.Lab(**{**lab.__dict__, "execute": lambda *args: calls.append(args) or original(*args)})
+    lines = []
+    counted_report = runner.run_lab(counted, "tiny", progress=False, log=lines.append)
+    assert calls == [] and "4 already done" in lines[0]
+    changed = runner.Lab(**{**counted.__dict__, "settings": {**lab.settings, "tiny": {**lab.settings["tiny"], "steps": 3}}})
+    runner.run_lab(changed, "tiny", progress=False, log=lambda line: None)
+    assert len(calls) == 4
+    assert counted_report.results["runs"].keys() == {run.key for run in lab.runs(lab.settings["tiny"])}
+
+
+def test_cli_lists_the_labs_and_refuses_unknown_ones(capsys):
+    from autograder import cli
+
+    assert cli.main(["lab", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in labs.all_labs())
+    assert cli.main(["lab", "run", "no_such_lab"]) == 2
+    assert "no lab named 'no_such_lab'" in capsys.readouterr().err
+
+
+def test_cli_refuses_cuda_without_a_gpu(capsys, lab_env):
+    from autograder import cli
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    assert cli.main(["lab", "run", "seed004_demo", "--tiny", "--device", "cuda"]) == 1
+    assert "no CUDA device" in capsys.readouterr().err
+
+
+# --- the notebooks and their release ----------------------------------------------------------------
+
+from autograder import registry, release  # noqa: E402
+
+LAB_NOTEBOOKS = sorted((registry.COURSE_DIR / release.LABS).glob("*.ipynb"))
+
+
+def test_every_lab_has_a_notebook_and_every_notebook_a_lab():
+    assert sorted(p.stem for p in LAB_NOTEBOOKS) == sorted(labs.all_labs())
+
+
+@pytest.mark.parametrize("path", LAB_NOTEBOOKS, ids=lambda p: p.stem)
+def test_lab_notebook_runs_top_to_bottom_at_the_tiny_size(path, lab_env, monkeypatch):
+    import nbformat
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("HERO_LAB_MODE", "tiny")
+    notebook = nbformat.read(str(path), as_version=4)
+    NotebookClient(notebook, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    source = "\n".join(cell.source for cell in notebook.cells)
+    assert f'labs.run("{path.stem}")' in source and "labs.show(report)" in source and "prediction" in source
+    assert any(o.output_type == "display_data" and "image/png" in o.get("data", {}) for o in outputs), "no plot shown"
+    assert (lab_env / path.stem / "tiny" / "results.json").is_file()
+
+
+def test_the_labs_release_has_every_notebook_without_outputs_and_the_complete_package():
+    released = registry.REPO_ROOT / registry.RELEASE_DIR / release.LABS
+    assert sorted(p.name for p in released.glob("*.ipynb")) == [p.name for p in LAB_NOTEBOOKS]
+    for path in released.glob("*.ipynb"):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        assert all(not c.get("outputs") for c in cells if c["cell_type"] == "code")
+    package = released / registry.PACKAGE
+    assert (package / "labs" / "runner.py").is_file()
+    for module in package.rglob("*.py"):
+        assert "NotImplementedError('" not in module.read_text(encoding="utf-8"), module
+
+
+def test_hero_start_labs_copies_the_labs_release(tmp_path, capsys):
+    from autograder import cli
+
+    assert cli.main(["start", "labs", str(tmp_path / "mine")]) == 0
+    assert (tmp_path / "mine" / registry.PACKAGE / "labs" / "variants.py").is_file()
+    assert cli.main(["start", "nothing", str(tmp_path / "other")]) == 2
+    assert "no assignment 'nothing'" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here: benchmarks/cuda_check.py runs the labs on "
+                                                        "cuda where a GPU is lent")
+def test_the_default_variant_computes_on_cuda_what_the_frozen_model_computes_on_the_cpu():
+    reference, lab = frozen_and_lab()
+    idx, targets = batch()
+    torch.testing.assert_close(lab.cuda()(idx.cuda(), targets.cuda()).logits.cpu(), reference(idx, targets).logits,
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_the_claims_report_has_a_row_per_claim_with_the_saved_verdicts(lab_env):
+    labs.run("seed004_demo", "tiny", progress=False, log=lambda line: None)
+    table = labs.claims_markdown(modes=("tiny",))
+    rows = [line for line in table.split("\n\n")[0].splitlines()[2:]]  # after the header and its rule
+    assert len(rows) == sum(len(lab.claims) for lab in labs.all_labs().values())
+    demo_rows = [row for row in rows if row.startswith("| seed004_demo |")]
+    assert demo_rows and all("not run" not in row for row in demo_rows)
+    assert all("not run" in row for row in rows if not row.startswith("| seed004_demo |"))
+    assert "| seed004_demo | tiny |" in table  # the timing table
