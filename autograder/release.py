@@ -29,6 +29,9 @@ from . import registry
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 DATA_DIR = "data"  # hero_transformer/data/: files every release carries unchanged
+# course/labs/: the labs' notebooks (ungraded).  They are released after the last chapter, as
+# student/labs/, with the complete package: release them once chapter 8 is done.
+LABS = "labs"
 GENERATED_DIRS = (registry.RELEASE_DIR, registry.SOLUTION_DIR)
 
 
@@ -66,12 +69,14 @@ def render_package(replace):
     """hero_transformer/*.py with each fenced body replaced by `replace(exercise, body, indent)` lines."""
     package = registry.REPO_ROOT / registry.PACKAGE
     rendered = {}
-    for path in sorted(package.glob("*.py")):
+    for path in sorted(package.rglob("*.py")):  # the package and its sub-packages (labs/)
+        if "__pycache__" in path.parts:
+            continue
         text = path.read_text(encoding="utf-8")
         lines = text.splitlines()
         for exercise, start, end, indent in reversed(_fences(text, path.stem)):
             lines[start : end + 1] = replace(exercise, lines[start + 1 : end], indent)
-        rendered[f"{registry.PACKAGE}/{path.name}"] = "\n".join(lines) + "\n"
+        rendered[f"{registry.PACKAGE}/{path.relative_to(package).as_posix()}"] = "\n".join(lines) + "\n"
     for path in sorted((package / DATA_DIR).glob("*")):  # the corpus fixture and its licence, as they are
         rendered[f"{registry.PACKAGE}/{DATA_DIR}/{path.name}"] = path.read_text(encoding="utf-8")
     return rendered
@@ -89,6 +94,25 @@ def student_package(chapter):
     def replace(exercise, body, indent):
         return stub_lines(exercise, indent) if exercise.chapter >= chapter else body
     return render_package(replace)
+
+
+def complete_package():
+    """The package with every exercise body in place: what the labs run on."""
+    return render_package(lambda exercise, body, indent: body)
+
+
+def build_labs(output_root):
+    """student/labs/: every notebook of course/labs/ without outputs, and the complete package."""
+    target = Path(output_root) / registry.RELEASE_DIR / LABS
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    for path in sorted((registry.COURSE_DIR / LABS).glob("*.ipynb")):
+        notebook = nbformat.read(str(path), as_version=4)
+        for cell in notebook.cells:
+            if cell.cell_type == "code":
+                cell.outputs, cell.execution_count = [], None
+        (target / path.name).write_text(nbformat.writes(notebook) + "\n", encoding="utf-8")
+    write_files(target, complete_package())
 
 
 def _function_body(function, indent):
@@ -164,7 +188,8 @@ def build(output_root=None, show_progress=False, only=None):
     from .progress import bar
 
     output_root = Path(output_root or registry.REPO_ROOT)
-    chosen = [registry.ASSIGNMENTS[name] for name in only] if only else list(registry.ASSIGNMENTS.values())
+    labs = not only or LABS in only
+    chosen = [registry.ASSIGNMENTS[name] for name in only if name != LABS] if only else list(registry.ASSIGNMENTS.values())
     with tempfile.TemporaryDirectory(prefix="hero-release-") as scratch:
         # nbgrader writes its gradebook and release beside the source; keep that out of the repo
         shutil.copytree(registry.COURSE_DIR, Path(scratch, registry.SOURCE_DIR),
@@ -187,6 +212,8 @@ def build(output_root=None, show_progress=False, only=None):
         release = output_root / registry.RELEASE_DIR / assignment.id
         if not (release / registry.PACKAGE).is_dir():
             raise RuntimeError(f"the release hook did not write {release / registry.PACKAGE}")
+    if labs:
+        build_labs(output_root)
 
 
 def write_release_package(assignment, student, notebooks):
@@ -194,5 +221,8 @@ def write_release_package(assignment, student, notebooks):
 
     nbgrader passes the source notebook paths, <root>/course/<assignment>/<name>.ipynb."""
     root = Path(notebooks[0]).resolve().parents[2]
+    if assignment == LABS:  # `nbgrader generate_assignment labs`: the labs run on the complete package
+        write_files(root / registry.RELEASE_DIR / assignment, complete_package())
+        return
     chapter = registry.ASSIGNMENTS[assignment].chapter
     write_files(root / registry.RELEASE_DIR / assignment, student_package(chapter))

@@ -13,7 +13,6 @@ replaces them with ``raise NotImplementedError('<id>')``.
 
 import math
 import os
-import sys
 import time
 
 import torch
@@ -138,7 +137,7 @@ def _progress_bar(total, shown):
 
 
 def train(model, train_data, val_data, *, steps, batch_size, block_size, max_lr, min_lr, warmup_steps,
-          weight_decay, max_grad_norm=1.0, eval_every, seed, progress=True):
+          weight_decay, max_grad_norm=1.0, eval_every, seed, progress=True, on_step=None, log=print):
     """Train `model` (any module whose forward(inputs, targets) returns an object with `.loss`) on
     the 1-D id stream `train_data` for `steps` optimiser steps: AdamW over parameter_groups(model,
     weight_decay) with betas (0.9, 0.95), lr_at's schedule (warmup_steps, then cosine down to
@@ -146,7 +145,8 @@ def train(model, train_data, val_data, *, steps, batch_size, block_size, max_lr,
     clipping at max_grad_norm.  Every `eval_every` steps, and after the last, the held-out loss
     evaluate(model, val_data, block_size, batch_size).  A FloatingPointError from train_step stops
     the run with its message.  A progress bar with ETA while it runs (progress=False: none), one
-    summary line at the end.
+    summary line at the end, through `log`.  `on_step(step, loss)`, when given, is called after
+    every step (the labs drive one bar over a whole grid of runs with it).
 
     Returns the history: {"steps", "loss", "lr", "grad_norm"} per step, {"eval_steps",
     "val_loss"} per evaluation (the step count reached when it was taken), "seconds" and
@@ -168,13 +168,15 @@ def train(model, train_data, val_data, *, steps, batch_size, block_size, max_lr,
                 loss, grad_norm = train_step(model, optimizer, inputs, targets, lr, max_grad_norm)
             except FloatingPointError as exc:
                 history["stopped"] = f"step {step}: {exc}"
-                print(f"训练在第 {step} 步停止 (stopped at step {step}):\n{exc}")
+                log(f"训练在第 {step} 步停止 (stopped at step {step}):\n{exc}")
                 break
             for key, value in (("steps", step), ("loss", loss), ("lr", lr), ("grad_norm", grad_norm)):
                 history[key].append(value)
             if (step + 1) % eval_every == 0 or step + 1 == steps:
                 history["eval_steps"].append(step + 1)
                 history["val_loss"].append(evaluate(model, val_data, block_size, batch_size))
+            if on_step is not None:
+                on_step(step, loss)
             if bar is not None:
                 bar.update(1)
                 shown = {"loss": f"{loss:.3f}", "lr": f"{lr:.2e}"}
@@ -188,6 +190,6 @@ def train(model, train_data, val_data, *, steps, batch_size, block_size, max_lr,
     done = len(history["loss"])
     last_val = f"{history['val_loss'][-1]:.3f}" if history["val_loss"] else "-"
     last_loss = f"{history['loss'][-1]:.3f}" if history["loss"] else "-"
-    print(f"trained {done}/{steps} steps in {history['seconds']:.1f} s: last train loss {last_loss}, "
-          f"held-out loss {last_val}" + (" (stopped early)" if history["stopped"] else ""), file=sys.stdout)
+    log(f"trained {done}/{steps} steps in {history['seconds']:.1f} s: last train loss {last_loss}, "
+        f"held-out loss {last_val}" + (" (stopped early)" if history["stopped"] else ""))
     return history

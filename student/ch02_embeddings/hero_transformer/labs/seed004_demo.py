@@ -1,0 +1,98 @@
+"""Seed 004's demo: 6-layer pre-LN and post-LN stacks from the same weights and the same input,
+one backward pass of the language-model loss, the embedding's gradient norm side by side.
+
+Seed 004 gives neither its initialisation nor the loss it differentiates.  Both common
+initialisations are run, each over several seeds: the course's (seed 003: N(0, 0.02²), residual
+writers scaled by 1/sqrt(2N)) and PyTorch's module defaults (embeddings N(0, 1)), which is what
+code that builds nn modules without an init function gets."""
+
+import torch
+
+from . import variants
+from .runner import Claim, Lab, Run, config, sample_batch, settings
+
+# seed 004's block: d_ff = 4 d; its sizes are not given, so the course's width with 4 d
+SETTINGS = settings({"tiny": {"seeds": [0, 1]}, "quick": {"seeds": [0, 1, 2, 3, 4], "d_model": 128, "d_ff": 512},
+                     "full": {"seeds": list(range(10)), "d_model": 128, "d_ff": 512}}, n_layers=6, batch_size=8)
+
+
+INITS = ("course", "pytorch")
+
+
+def runs(setting):
+    return [Run(f"{init}_seed{seed}", {"init": init, "seed": seed}) for init in INITS for seed in setting["seeds"]]
+
+
+def stack(setting, data, placement, init, seed, device):
+    variant = variants.Variant(placement=placement)
+    if init == "course":
+        return variants.build(config(setting, data), variant, seed=seed, device=device)
+    torch.manual_seed(seed)  # PyTorch's defaults, drawn in the same order for both placements
+    return variants.LabLM(config(setting, data), variant).to(device)
+
+
+def execute(run, setting, context):
+    data = context.data
+    idx, targets = sample_batch(data, setting["block_size"], setting["batch_size"], run.params["seed"], context.device)
+    found = {}
+    for placement in ("pre", "post"):
+        # the same seed draws the same weights: the two stacks differ only in where the norms sit
+        model = stack(setting, data, placement, run.params["init"], run.params["seed"], context.device)
+        out = model(idx, targets)
+        out.loss.backward()
+        found[placement] = {"embedding_grad_norm": model.token_embedding.weight.grad.norm().item(),
+                            "output_shape": list(out.logits.shape), "loss": out.loss.item(),
+                            "logits": out.logits.detach()}
+    same_output = torch.allclose(found["pre"].pop("logits"), found["post"].pop("logits"))
+    return {**found, "ratio": found["pre"]["embedding_grad_norm"] / found["post"]["embedding_grad_norm"],
+            "outputs_equal": same_output}
+
+
+def judge_ratio(results):
+    parts, held = [], True
+    for init in INITS:
+        ratios = [r["result"]["ratio"] for r in results["runs"].values() if r["params"]["init"] == init]
+        parts.append(f"{init} init {min(ratios):.2f}× to {max(ratios):.2f}×")
+        held = held and all(5 <= r <= 20 for r in ratios)
+    return f"pre/post embedding gradient norm: {'; '.join(parts)} ({len(ratios)} seeds each)", held
+
+
+def judge_shapes(results):
+    first = next(iter(results["runs"].values()))["result"]
+    same = all(r["result"]["pre"]["output_shape"] == r["result"]["post"]["output_shape"] and not r["result"]["outputs_equal"]
+               for r in results["runs"].values())
+    return f"both {first['pre']['output_shape']}; outputs differ: {same}", same
+
+
+CLAIMS = (
+    Claim("embedding_gradient_10x", "一次 backward 后，Pre-LN 堆叠的嵌入梯度比 Post-LN 大一个数量级。",
+          "After one backward pass the pre-LN stack's embedding gradient is an order of magnitude larger.",
+          "seed 004", "about 10× (no figure given)", judge_ratio),
+    Claim("same_shape_other_output", "两种堆叠输出形状相同、输出不同（同样的初始权重）。",
+          "Both stacks give the same shape and different outputs from the same weights.", "seed 004 (exercise 4)",
+          "shapes equal, outputs not allclose", judge_shapes),
+)
+
+
+def plot(results, folder):
+    from .runner import figure, save
+
+    fig, axes = figure(columns=len(INITS))
+    for ax, init in zip(axes, INITS):
+        chosen = [r for r in results["runs"].values() if r["params"]["init"] == init]
+        seeds = [r["params"]["seed"] for r in chosen]
+        width = 0.4
+        ax.bar([s - width / 2 for s in seeds], [r["result"]["pre"]["embedding_grad_norm"] for r in chosen], width,
+               label="pre-LN")
+        ax.bar([s + width / 2 for s in seeds], [r["result"]["post"]["embedding_grad_norm"] for r in chosen], width,
+               label="post-LN")
+        ax.set_xlabel("seed (same weights and input for both stacks)")
+        ax.set_ylabel("embedding gradient norm")
+        ax.set_title(f"6 layers, one backward pass, {init} init")
+        ax.legend()
+    return [save(fig, folder, "embedding_gradients")]
+
+
+LAB = Lab("seed004_demo", "seed 004 的演示：嵌入梯度并排", "seed 004's demo: embedding gradient norms, 6-layer pre/post",
+          "同一组初始权重、同一个输入，6 层 Pre-LN 和 Post-LN 的嵌入梯度谁大？大几倍？先写下你的预测。",
+          SETTINGS, runs, execute, CLAIMS, plot, order=11)

@@ -1,0 +1,421 @@
+"""The lab runner: a grid of runs, resumable, with one progress bar, JSON and plots.
+
+A lab (one module in this package) declares a `Lab`: its settings per mode (tiny for the tests,
+quick for 2 CPU cores in minutes, full for the seed's configuration), the runs of its grid, how
+one run executes, the claims it tests and its plots.  `run_lab` does the rest:
+
+    build/labs/<name>/<mode>/runs/<run>.json   one file per finished run (kept: a rerun skips it
+                                               while its parameters and setting are unchanged)
+    build/labs/<name>/<mode>/results.json      setting, device, seconds, every run, every claim
+    build/labs/<name>/<mode>/*.png             the lab's plots (matplotlib)
+
+and prints each claim: what the seed says, its figure, ours, and whether it held in this run.
+"""
+
+import json
+import math
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Optional
+
+import torch
+
+from .. import corpus, tokens
+from .. import train as loop
+from ..model import Config
+from . import variants
+
+MODES = ("tiny", "quick", "full")
+RUN_FORMAT = 2  # what every stored run holds (2: training runs carry final diagnostics)
+VOCAB_SIZE = 1200  # seed 003's character vocabulary
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A sentence of a seed that a run can confirm or not.  `judge(results)` returns (our figure
+    as text, held: True / False / None when this run cannot tell)."""
+    key: str
+    zh: str
+    en: str
+    source: str  # where the seed says it, e.g. "seed 003 §2.8"
+    seed: str  # the seed's figure, as the seed gives it
+    judge: Callable
+
+
+@dataclass(frozen=True)
+class Run:
+    key: str  # a file name: letters, digits, _ and -
+    params: dict  # JSON values only
+    cost: int = 1  # units of the progress bar (training steps)
+
+
+@dataclass(frozen=True)
+class Lab:
+    name: str
+    title_zh: str
+    title_en: str
+    question_zh: str  # asked before running: what do you predict?
+    settings: dict  # mode -> setting (JSON values)
+    runs: Callable  # setting -> [Run]
+    execute: Callable  # (run, setting, context) -> result dict (JSON values)
+    claims: tuple
+    plot: Callable  # (results, folder) -> [Path]
+    order: int = 100  # its place in `hero lab list` and the course
+    version: int = 1  # bump when a change to `execute` changes what a run stores: older runs are redone
+
+
+@dataclass
+class Context:
+    """What a run may use: the data, the device, and the bar's callback."""
+    device: str
+    on_step: Callable = lambda step, loss: None
+    log: Callable = print
+
+    @property
+    def data(self):
+        return corpus_data(os.environ.get("HERO_LAB_CORPUS", "auto"))
+
+
+@dataclass
+class Report:
+    lab: Lab
+    mode: str
+    folder: Path
+    results: dict
+    plots: list = field(default_factory=list)
+
+    @property
+    def claims(self):
+        return self.results["claims"]
+
+    def table(self, language="en"):
+        """Each claim: the claim, the seed's figure, ours, and whether it held (en or zh)."""
+        rows = []
+        for claim in self.claims:
+            held = {True: "held" if language == "en" else "成立", False: "not held" if language == "en" else "不成立",
+                    None: "undecided" if language == "en" else "无法判断"}[claim["held"]]
+            rows.append(f"- {claim[language]}\n    {claim['source']}: {claim['seed']}\n"
+                        f"    {'this run' if language == 'en' else '本次运行'} ({self.mode}): {claim['ours']}\n"
+                        f"    → {held}")
+        return "\n".join(rows)
+
+
+# --- data ---------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def corpus_data(source="auto"):
+    """Chapter 8's split: the first 4,003 poems (the full corpus when cached, else the
+    committed fixture), the last 10% held out whole, a 1,200-character vocabulary of the
+    training part.  Returns a dict: train, val (int64 tensors), itos, source, uniform and
+    unigram (add-one, trained on train, measured on val) in nats."""
+    if source == "auto":
+        source = "full" if corpus.is_cached() else "fixture"
+    poems = corpus.load_poems(source, limit=4003)
+    train_poems, val_poems = corpus.split_poems(poems)
+    itos = tokens.build_vocab(corpus.corpus_text(train_poems), VOCAB_SIZE)
+    coder = tokens.Tokenizer(itos)
+    train_ids = coder.encode(corpus.corpus_text(train_poems))
+    val_ids = coder.encode(corpus.corpus_text(val_poems))
+    return {"source": source, "itos": itos, "vocab_size": coder.vocab_size,
+            "train": torch.tensor(train_ids, dtype=torch.int64), "val": torch.tensor(val_ids, dtype=torch.int64),
+            "uniform": tokens.uniform_cross_entropy(coder.vocab_size),
+            "unigram": tokens.unigram_cross_entropy(train_ids, val_ids, coder.vocab_size, alpha=1.0)}
+
+
+# --- the common run: build a variant, train it, evaluate it ------------------------------------
+
+
+def config(setting, data, **overrides):
+    """The model Config of a setting (d_model, n_heads, n_layers, d_ff, block_size), overridden."""
+    values = {key: setting[key] for key in ("block_size", "d_model", "n_heads", "n_layers", "d_ff")}
+    values.update(overrides)
+    return Config(vocab_size=data["vocab_size"], dropout=0.0, **values)
+
+
+def train_variant(setting, context, variant=variants.FROZEN, *, keep_model=False, seed=None, **overrides):
+    """Build a LabLM (init from the run's seed) and train it with chapter 8's `train`; returns
+    (result, model or None).  overrides: any of the setting's keys (n_layers, max_lr,
+    warmup_steps, block_size, steps, ...) for this run."""
+    s = {**setting, **overrides}
+    data = context.data
+    seed = s["seed"] if seed is None else seed
+    model = variants.build(config(s, data), variant, seed=seed, device=context.device)
+    history = loop.train(
+        model, data["train"], data["val"], steps=s["steps"], batch_size=s["batch_size"],
+        block_size=s.get("train_length", s["block_size"]), max_lr=s["max_lr"],
+        min_lr=s["max_lr"] * s.get("min_lr_ratio", 0.1), warmup_steps=s["warmup_steps"],
+        weight_decay=s.get("weight_decay", 0.1), max_grad_norm=s.get("max_grad_norm", 1.0),
+        eval_every=s.get("eval_every", s["steps"]), seed=seed, progress=False,
+        on_step=context.on_step, log=lambda line: None)
+    finite = [v for v in history["val_loss"] if math.isfinite(v)]
+    result = {"variant": variant.changes(), "parameters": sum(p.numel() for p in model.parameters()),
+              "loss": history["loss"], "grad_norm": history["grad_norm"], "eval_steps": history["eval_steps"],
+              "val_loss": history["val_loss"], "final_val": finite[-1] if finite else None,
+              "final_train": sum(history["loss"][-20:]) / max(1, len(history["loss"][-20:])),
+              "stopped": history["stopped"], "seconds": history["seconds"]}
+    if finite:
+        result["diagnostics"] = final_diagnostics(model, s, context)
+    return result, (model if keep_model else None)
+
+
+def final_diagnostics(model, setting, context):
+    """Seed 003's three early-warning figures on a trained model, over a fixed held-out batch:
+    adjacent-position KL, each layer's attention entropy per head, and what every norm reads."""
+    from . import diagnostics
+
+    length = setting.get("train_length", setting["block_size"])
+    idx, _ = sample_batch(context.data, length, 8, setting["seed"], context.device)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            out = model(idx, collect=True)
+        return {"adjacent_kl": diagnostics.adjacent_kl(out.logits),
+                "attention_entropy": [diagnostics.attention_entropy(w) for w in out.attentions],
+                "norm_inputs": diagnostics.norm_input_stats(model, idx)}
+    finally:
+        model.train(was_training)
+
+
+def sample_batch(data, block_size, batch_size, seed, device, part="val"):
+    """A fixed batch of windows (inputs, targets) from the held-out ids, for diagnostics."""
+    generator = torch.Generator().manual_seed(seed)
+    x, y = loop.get_batch(data[part], block_size, batch_size, generator)
+    return x.to(device), y.to(device)
+
+
+# --- files ----------------------------------------------------------------------------------
+
+
+def labs_dir():
+    """$HERO_LABS_DIR, else build/labs under the nearest folder above the working directory that
+    holds pyproject.toml (the repository, from a notebook in course/labs), else ./build/labs."""
+    if os.environ.get("HERO_LABS_DIR"):
+        return Path(os.environ["HERO_LABS_DIR"])
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "pyproject.toml").is_file():
+            return folder / "build" / "labs"
+    return here / "build" / "labs"
+
+
+def _write_json(path, value):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_suffix(".tmp")
+    scratch.write_text(json.dumps(value, ensure_ascii=False, indent=1), encoding="utf-8")
+    scratch.replace(path)  # a run interrupted mid-write leaves no half file to resume from
+
+
+def _stamp(lab):
+    return f"{RUN_FORMAT}.{lab.version}"
+
+
+def _finished(path, run, setting, stamp):
+    """The stored result of `run`, or None when absent, made with other parameters or setting, or
+    made by an older version of the lab's code."""
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if stored.get("params") != run.params or stored.get("setting") != setting or stored.get("version") != stamp:
+        return None
+    return stored
+
+
+# --- running a lab ----------------------------------------------------------------------------
+
+
+def run_lab(lab, mode="quick", device="cpu", out=None, progress=True, fresh=False, log=print, table=True):
+    """Run (or resume) every run of `lab`'s grid in `mode`, judge its claims, draw its plots.
+    Returns a Report.  fresh=True redoes finished runs; table=False leaves the claims table out of
+    the log (a notebook shows it with labs.show)."""
+    from tqdm.auto import tqdm
+
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError("--device cuda: this machine has no CUDA device (torch.cuda.is_available() is False)")
+    setting = lab.settings[mode]
+    folder = Path(out) if out else labs_dir() / lab.name / mode
+    runs = lab.runs(setting)
+    start = time.perf_counter()
+    done, todo = {}, []
+    for run in runs:
+        stored = None if fresh else _finished(folder / "runs" / f"{run.key}.json", run, setting, _stamp(lab))
+        if stored is not None:
+            done[run.key] = stored
+        else:
+            todo.append(run)
+    data = corpus_data(os.environ.get("HERO_LAB_CORPUS", "auto"))
+    log(f"lab {lab.name} ({mode}, {device}, corpus: {data['source']}): {len(runs)} runs, "
+        f"{len(runs) - len(todo)} already done in {folder}")
+    bar = tqdm(total=sum(run.cost for run in todo), desc=lab.name, unit="step", disable=not progress,
+               dynamic_ncols=True, file=sys.stderr)
+    try:
+        for run in todo:
+            bar.set_postfix_str(run.key, refresh=True)
+            context = Context(device=device, on_step=lambda step, loss: bar.update(1), log=bar.write)
+            before = bar.n
+            began = time.perf_counter()
+            torch.manual_seed(setting.get("seed", 0))
+            result = lab.execute(run, setting, context)
+            bar.update(max(0, before + run.cost - bar.n))  # runs that stopped early, or count no steps
+            stored = {"key": run.key, "version": _stamp(lab), "params": run.params, "setting": setting, "result": result,
+                      "seconds": time.perf_counter() - began, "device": device, "corpus": data["source"]}
+            _write_json(folder / "runs" / f"{run.key}.json", stored)
+            done[run.key] = stored
+    finally:
+        bar.close()
+    results = {"lab": lab.name, "mode": mode, "setting": setting, "device": device, "corpus": data["source"],
+               "baselines": {"uniform": data["uniform"], "unigram": data["unigram"]},
+               "runs": {run.key: done[run.key] for run in runs},
+               "seconds": sum(done[run.key]["seconds"] for run in runs),
+               "torch": torch.__version__, "machine": platform.machine(), "threads": torch.get_num_threads()}
+    results["claims"] = []
+    for claim in lab.claims:
+        ours, held = claim.judge(results)
+        results["claims"].append({"key": claim.key, "zh": claim.zh, "en": claim.en, "source": claim.source,
+                                  "seed": claim.seed, "ours": ours, "held": held})
+    folder.mkdir(parents=True, exist_ok=True)
+    plots = [str(path) for path in lab.plot(results, folder)]
+    results["plots"] = plots
+    _write_json(folder / "results.json", results)
+    report = Report(lab, mode, folder, results, plots)
+    if table:
+        log(report.table())
+    held = sum(c["held"] is True for c in results["claims"])
+    log(f"lab {lab.name} ({mode}): {len(runs)} runs ({len(runs) - len(todo)} reused) in "
+        f"{time.perf_counter() - start:.0f} s on {device}; {held} of {len(results['claims'])} claims held; "
+        f"results in {folder}")
+    return report
+
+
+def load_report(lab, mode="quick", out=None):
+    """The saved results of a finished `run_lab`, or None."""
+    folder = Path(out) if out else labs_dir() / lab.name / mode
+    try:
+        results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return Report(lab, mode, folder, results, results.get("plots", []))
+
+
+def default_mode():
+    """The mode a lab notebook runs: $HERO_LAB_MODE (the test suite sets tiny), else quick."""
+    return os.environ.get("HERO_LAB_MODE", "quick")
+
+
+def runs_of(results, **match):
+    """The results of the runs whose params contain `match`, in grid order."""
+    return [r["result"] for r in results["runs"].values() if all(r["params"].get(k) == v for k, v in match.items())]
+
+
+def one(results, **match):
+    found = runs_of(results, **match)
+    if len(found) != 1:
+        raise KeyError(f"{len(found)} runs match {match}")
+    return found[0]
+
+
+# --- plots ----------------------------------------------------------------------------------
+
+
+def figure(columns=1, width=5.2, height=3.6):
+    """A matplotlib Figure without pyplot (no display backend needed) and its axes."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width * columns, height), layout="constrained")
+    axes = fig.subplots(1, columns, squeeze=False)[0]
+    return fig, list(axes)
+
+
+def baselines(ax, results, legend=True):
+    for name, style in (("uniform", ":"), ("unigram", "--")):
+        ax.axhline(results["baselines"][name], color="grey", linestyle=style, linewidth=1,
+                   label=f"{name} {results['baselines'][name]:.3f}" if legend else None)
+
+
+def smooth(values, window=20):
+    out, total = [], 0.0
+    for i, v in enumerate(values):
+        total += v
+        if i >= window:
+            total -= values[i - window]
+        out.append(total / min(i + 1, window))
+    return out
+
+
+def save(fig, folder, name):
+    path = Path(folder) / f"{name}.png"
+    fig.savefig(path, dpi=110)
+    return path
+
+
+# --- the common lab shape: a grid of training runs ------------------------------------------------
+
+# the seed's configuration (seed 003 §2.1: 12 layers, d 128, 4 heads, f 256, 64 positions, batch
+# 32, AdamW (0.9, 0.95), lr 3e-3, 100 warmup steps, 1,200 steps), a quick one for 2 CPU cores
+# (the same question, a quarter of the steps, half the width, half the batch), and a tiny one
+# for the tests
+SIZES = {
+    "tiny": {"d_model": 16, "n_heads": 2, "d_ff": 32, "block_size": 16, "batch_size": 4, "n_layers": 2,
+             "steps": 4, "warmup_steps": 1, "max_lr": 3e-3, "eval_every": 4, "seed": 0},
+    "quick": {"d_model": 64, "n_heads": 4, "d_ff": 128, "block_size": 64, "batch_size": 16, "n_layers": 6,
+              "steps": 300, "warmup_steps": 25, "max_lr": 3e-3, "eval_every": 100, "seed": 0},
+    "full": {"d_model": 128, "n_heads": 4, "d_ff": 256, "block_size": 64, "batch_size": 32, "n_layers": 12,
+             "steps": 1200, "warmup_steps": 100, "max_lr": 3e-3, "eval_every": 100, "seed": 0},
+}
+
+
+def settings(per_mode=None, **common):
+    """{mode: SIZES[mode] updated with `common` and then with per_mode[mode]}."""
+    per_mode = per_mode or {}
+    return {mode: {**size, **common, **per_mode.get(mode, {})} for mode, size in SIZES.items()}
+
+
+def training_run(key, setting, variant=None, **overrides):
+    """A Run that trains a LabLM with Variant(**variant) and the setting updated by overrides."""
+    params = {"variant": dict(variant or {}), **overrides}
+    return Run(key, params, cost=overrides.get("steps", setting["steps"]))
+
+
+def execute_training(run, setting, context):
+    overrides = {k: v for k, v in run.params.items() if k != "variant"}
+    result, _ = train_variant(setting, context, variants.Variant(**run.params["variant"]), **overrides)
+    return result
+
+
+def stalled(value, baseline, healthy):
+    """True when `value` stopped near `baseline` compared with how far a healthy run got below
+    it: within 40% of the healthy run's distance.  Relative, so that the seed's own figures (its
+    stalled runs sit 0.3 below its unigram figure, its healthy ones 1.4) and ours are judged
+    alike."""
+    if value is None or healthy is None or healthy >= baseline:
+        return False
+    return baseline - value < 0.4 * (baseline - healthy)
+
+
+def fmt(value, digits=3):
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def plot_curves(results, folder, name, keys, labels=None, title=None):
+    """Training loss (smoothed) of the runs `keys` and their held-out points, with the baselines."""
+    fig, (ax,) = figure()
+    for i, key in enumerate(keys):
+        result = results["runs"][key]["result"]
+        label = labels[i] if labels else key
+        line, = ax.plot(smooth(result["loss"]), linewidth=1.2, label=f"{label}: {fmt(result['final_val'])}")
+        ax.plot(result["eval_steps"], result["val_loss"], "o", color=line.get_color(), markersize=3)
+    baselines(ax, results)
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss (nats); dots: held-out")
+    ax.set_title(title or name)
+    ax.legend(fontsize=7)
+    return save(fig, folder, name)
