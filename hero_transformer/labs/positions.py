@@ -9,7 +9,7 @@ length), which is how NTK scaling is usually applied: at inference, to a model t
 
 from .. import train as loop
 from . import variants
-from .runner import Claim, Lab, Run, figure, fmt, save, settings, train_variant
+from .runner import Claim, Lab, Run, fmt, plot_finals, settings, train_variant
 
 SETTINGS = settings({"tiny": {"train_length": 8, "lengths": [8, 16]},
                      "quick": {"n_layers": 4, "train_length": 64, "lengths": [64, 128, 256]},
@@ -78,7 +78,6 @@ def judge_ntk(results):
 
 
 def judge_untrained_rows(results):
-    found = losses(results)
     return table(results, ("learned", "learned_clamped")), None
 
 
@@ -99,18 +98,11 @@ CLAIMS = (
 
 
 def plot(results, folder):
-    lengths = results["setting"]["lengths"]
-    fig, (ax,) = figure()
-    for name, values in losses(results).items():
-        ax.plot(lengths, values, "o-", label=name)
-    ax.axvline(results["setting"]["train_length"], color="grey", linestyle=":", label="training length")
-    ax.axhline(results["baselines"]["unigram"], color="grey", linestyle="--", label="unigram")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(lengths, [str(n) for n in lengths])
-    ax.set_xlabel("evaluation length")
-    ax.set_ylabel("held-out loss")
-    ax.legend(fontsize=7)
-    return [save(fig, folder, "extrapolation")]
+    def training_length(ax):
+        ax.axvline(results["setting"]["train_length"], color="grey", linestyle=":", label="training length")
+
+    return [plot_finals(results, folder, "extrapolation", results["setting"]["lengths"], losses(results),
+                        "evaluation length", log_base=2, ylabel="held-out loss", extra=training_length)]
 
 
 LAB = Lab("positions", "位置编码的外推", "learned, RoPE and RoPE-NTK positions beyond the training length",

@@ -1,6 +1,6 @@
 """Seed 003 §2.7 (experiment 3): residual connections on and off at 2, 4 and 12 layers."""
 
-from .runner import Claim, Lab, execute_training, figure, fmt, one, plot_curves, save, settings, stalled, training_run
+from .runner import Claim, Lab, execute_training, fmt, one, plot_curves, plot_finals, settings, stalled, training_run
 
 # seed: 600 steps, everything else as experiment 1 (pre-LN, lr 3e-3, warmup 100, no scaled init)
 SETTINGS = settings({"tiny": {"depths": [1, 2]}, "quick": {"depths": [2, 4, 12], "steps": 300},
@@ -56,15 +56,10 @@ CLAIMS = (
 
 def plot(results, folder):
     depths = results["setting"]["depths"]
-    fig, (ax,) = figure()
-    for residual, marker in ((True, "o-"), (False, "s-")):
-        ax.plot(depths, finals(results, residual), marker, label="with residuals" if residual else "without")
-    ax.axhline(results["baselines"]["unigram"], color="grey", linestyle="--", label="unigram")
-    ax.set_xlabel("layers")
-    ax.set_ylabel("final held-out loss")
-    ax.legend()
+    series = {"with residuals": finals(results, True), "without": finals(results, False)}
     keys = [f"{r}_L{d}" for d in depths for r in ("res", "nores")]
-    return [save(fig, folder, "final_by_depth"), plot_curves(results, folder, "curves", keys)]
+    return [plot_finals(results, folder, "final_by_depth", depths, series, "layers"),
+            plot_curves(results, folder, "curves", keys)]
 
 
 LAB = Lab("residual_ablation", "残差消融", "residual ablation (with / without, 2 / 4 / 12 layers)",

@@ -1,10 +1,9 @@
 """Seed 003 §2.1 (experiment 1): pre-LN and post-LN stacks of 6, 12 and 24 layers at lr 3e-3."""
 
-from .runner import Claim, Lab, execute_training, figure, fmt, one, plot_curves, save, settings, stalled, training_run
+from .runner import Claim, Lab, execute_training, fmt, one, plot_curves, plot_finals, settings, stalled, training_run
 
-DEPTHS = {"tiny": (1, 2), "quick": (6, 12, 24), "full": (6, 12, 24)}
 # the seed's case runs have no 1/sqrt(2N) scaling on either side (seed 003 §2.3.3)
-SETTINGS = settings({mode: {"depths": list(depths)} for mode, depths in DEPTHS.items()})
+SETTINGS = settings({"tiny": {"depths": [1, 2]}, "quick": {"depths": [6, 12, 24]}, "full": {"depths": [6, 12, 24]}})
 
 
 def runs(setting):
@@ -91,18 +90,9 @@ CLAIMS = (
 def plot(results, folder):
     depths = results["setting"]["depths"]
     keys = [f"{p}_L{d}" for d in depths for p in ("pre", "post")]
-    paths = [plot_curves(results, folder, "curves", keys, title="pre-LN and post-LN, lr 3e-3")]
-    fig, (ax,) = figure()
-    for placement, marker in (("pre", "o-"), ("post", "s-")):
-        ax.plot(depths, finals(results, placement), marker, label=f"{placement}-LN")
-    ax.axhline(results["baselines"]["unigram"], color="grey", linestyle="--", label="unigram")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(depths, [str(d) for d in depths])
-    ax.set_xlabel("layers")
-    ax.set_ylabel("final held-out loss")
-    ax.legend()
-    paths.append(save(fig, folder, "final_by_depth"))
-    return paths
+    series = {f"{p}-LN": finals(results, p) for p in ("pre", "post")}
+    return [plot_curves(results, folder, "curves", keys, title="pre-LN and post-LN, lr 3e-3"),
+            plot_finals(results, folder, "final_by_depth", depths, series, "layers", log_base=2)]
 
 
 LAB = Lab("depth_placement", "深度 × 归一化位置", "depth × placement (pre/post-LN × 6/12/24 layers)",

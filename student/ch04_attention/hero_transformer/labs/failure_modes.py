@@ -9,7 +9,7 @@ import torch
 
 from .. import model as frozen
 from . import diagnostics, variants
-from .runner import Claim, Lab, Run, figure, fmt, plot_curves, sample_batch, save, settings, train_variant
+from .runner import Claim, Lab, Run, fmt, plot_curves, sample_batch, settings, train_variant
 
 # eps 0.1: the largest of the seed's own eps table (§2.15.1)
 SETTINGS = settings({"quick": {"n_layers": 4}, "full": {"n_layers": 12}}, eps_too_large=0.1)
@@ -67,10 +67,23 @@ def final(results, case):
     return results["runs"][case]["result"]["final_val"]
 
 
-def judge_eps_table(results):
+SEED_EPS_TABLE = {1e-5: 0.866, 1e-3: 0.500, 1e-1: 0.050}  # the seed's "first two components", ±
+
+
+def show_eps_table():
+    return "; ".join(f"eps {eps:g}: {v[0]:+.4f} ×3, {v[3]:+.4f}" for eps, v in eps_table().items())
+
+
+def judge_eps_flattens(results):
+    largest = [max(abs(x) for x in values) for values in eps_table().values()]
+    return show_eps_table(), all(b < a for a, b in zip(largest, largest[1:]))
+
+
+def judge_eps_figures(results):
     table = eps_table()
-    ours = "; ".join(f"eps {eps:g}: {values[0]:+.4f} ×3, {values[3]:+.4f}" for eps, values in table.items())
-    return ours, False  # the seed's ±0.866 / ±0.500 / ±0.050 are not what LayerNorm gives
+    matches = all(abs(abs(table[eps][0]) - seed) < 0.01 and abs(abs(table[eps][1]) - seed) < 0.01
+                  for eps, seed in SEED_EPS_TABLE.items())
+    return show_eps_table(), matches
 
 
 def judge_eps_train(results):
@@ -107,10 +120,13 @@ def judge_time_axis(results):
 
 
 CLAIMS = (
-    Claim("eps_hand_table", "近乎常数的输入 [1,1,1,1.001]：eps 越大输出越被压扁。",
-          "A near-constant input [1, 1, 1, 1.001]: the larger eps, the flatter the output.", "seed 003 §2.15.1",
-          "±0.866 / ±0.500 / ±0.050 at eps 1e-5 / 1e-3 / 1e-1 (the input's std is 4.3e-4, so these cannot be right)",
-          judge_eps_table),
+    Claim("eps_flattens", "近乎常数的输入 [1,1,1,1.001]：eps 越大，LayerNorm 的输出越被压扁。",
+          "A near-constant input [1, 1, 1, 1.001]: the larger eps, the flatter LayerNorm's output.", "seed 003 §2.15.1",
+          "±0.866 → ±0.500 → ±0.050 at eps 1e-5 / 1e-3 / 1e-1", judge_eps_flattens),
+    Claim("eps_table_figures", "种子的数值：前两个分量约为 ±0.866 / ±0.500 / ±0.050。",
+          "The seed's figures: the first two components are about ±0.866 / ±0.500 / ±0.050.", "seed 003 §2.15.1",
+          "±0.866 / ±0.500 / ±0.050 (the input's std is 4.3e-4, and its first two components are equal)",
+          judge_eps_figures),
     Claim("eps_large_trains_worse", "eps 过大不报错、不出 nan，只是 loss 略差。",
           "A too-large eps raises nothing and gives no nan; the loss is only somewhat worse.", "seed 003 §2.15.1",
           "no figure", judge_eps_train),

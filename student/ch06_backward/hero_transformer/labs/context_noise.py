@@ -4,7 +4,7 @@ Five runs differ only in context length (each evaluated at its own length); thre
 64-position run with other seeds, so the table's differences can be read against the noise that a
 change of seed alone makes."""
 
-from .runner import Claim, Lab, execute_training, figure, fmt, one, save, settings, training_run
+from .runner import Claim, Lab, execute_training, fmt, one, plot_finals, settings, training_run
 
 SETTINGS = settings({"tiny": {"contexts": [8, 16], "noise_seeds": [1], "noise_context": 16},
                      "quick": {"n_layers": 4, "contexts": [8, 16, 32, 64, 128], "noise_seeds": [1, 2],
@@ -66,17 +66,13 @@ CLAIMS = (
 
 def plot(results, folder):
     s = results["setting"]
-    fig, (ax,) = figure()
-    ax.plot(s["contexts"], finals(results), "o-", label=f"seed {s['seed']}")
     seeds = seed_values(results)
-    ax.plot([s["noise_context"]] * len(seeds), seeds, "x", color="C3", markersize=8, label="other seeds")
-    ax.axhline(results["baselines"]["unigram"], color="grey", linestyle="--", label="unigram")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(s["contexts"], [str(t) for t in s["contexts"]])
-    ax.set_xlabel("context length (trained and evaluated)")
-    ax.set_ylabel("final held-out loss")
-    ax.legend()
-    return [save(fig, folder, "context")]
+
+    def other_seeds(ax):
+        ax.plot([s["noise_context"]] * len(seeds), seeds, "x", color="C3", markersize=8, label="every seed")
+
+    return [plot_finals(results, folder, "context", s["contexts"], {f"seed {s['seed']}": finals(results)},
+                        "context length (trained and evaluated)", log_base=2, extra=other_seeds)]
 
 
 LAB = Lab("context_noise", "上下文长度与噪声底", "context length and the noise floor between runs",

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable
 
 import torch
 
@@ -255,6 +255,9 @@ def run_lab(lab, mode="quick", device="cpu", out=None, progress=True, fresh=Fals
     data = corpus_data(os.environ.get("HERO_LAB_CORPUS", "auto"))
     log(f"lab {lab.name} ({mode}, {device}, corpus: {data['source']}): {len(runs)} runs, "
         f"{len(runs) - len(todo)} already done in {folder}")
+    if data["source"] == "fixture" and mode != "tiny":
+        log("note: training on the 300-poem fixture; `hero corpus fetch` gets seed 003's 4,003 poems, "
+            "which the seed's figures are measured on")
     bar = tqdm(total=sum(run.cost for run in todo), desc=lab.name, unit="step", disable=not progress,
                dynamic_ncols=True, file=sys.stderr)
     try:
@@ -417,5 +420,28 @@ def plot_curves(results, folder, name, keys, labels=None, title=None):
     ax.set_xlabel("step")
     ax.set_ylabel("loss (nats); dots: held-out")
     ax.set_title(title or name)
+    ax.legend(fontsize=7)
+    return save(fig, folder, name)
+
+
+def plot_finals(results, folder, name, xs, series, xlabel, log_base=None, title=None, ylabel="final held-out loss",
+                extra=None):
+    """Final figures against a grid axis: one line per {label: values}, with the unigram baseline;
+    `log_base` 2 puts the grid values as ticks on a log2 axis, 10 a plain log axis."""
+    fig, (ax,) = figure()
+    for (label, values), marker in zip(series.items(), ("o-", "s-", "^-", "v-", "D-", "x-")):
+        ax.plot(xs, values, marker, label=label)
+    if extra:
+        extra(ax)
+    ax.axhline(results["baselines"]["unigram"], color="grey", linestyle="--", label="unigram")
+    if log_base == 2:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(xs, [str(x) for x in xs])
+    elif log_base:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
     ax.legend(fontsize=7)
     return save(fig, folder, name)
