@@ -30,7 +30,8 @@ from . import registry
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 DATA_DIR = "data"  # hero_transformer/data/: files every release carries unchanged
 # course/labs/: the labs' notebooks (ungraded).  They are released after the last chapter, as
-# student/labs/, with the complete package: release them once chapter 8 is done.
+# student/labs/, with the complete package and its labs/ sub-package (which no chapter's release
+# carries): release them once chapter 8 is done.
 LABS = "labs"
 GENERATED_DIRS = (registry.RELEASE_DIR, registry.SOLUTION_DIR)
 
@@ -65,11 +66,12 @@ def _fences(text, module):
     return found
 
 
-def render_package(replace):
-    """hero_transformer/*.py with each fenced body replaced by `replace(exercise, body, indent)` lines."""
+def render_package(replace, with_labs=False):
+    """hero_transformer/*.py with each fenced body replaced by `replace(exercise, body, indent)` lines;
+    with_labs: its labs/ sub-package too (the labs come after the last chapter)."""
     package = registry.REPO_ROOT / registry.PACKAGE
     rendered = {}
-    for path in sorted(package.rglob("*.py")):  # the package and its sub-packages (labs/)
+    for path in sorted(package.rglob("*.py") if with_labs else package.glob("*.py")):
         if "__pycache__" in path.parts:
             continue
         text = path.read_text(encoding="utf-8")
@@ -98,7 +100,7 @@ def student_package(chapter):
 
 def complete_package():
     """The package with every exercise body in place: what the labs run on."""
-    return render_package(lambda exercise, body, indent: body)
+    return render_package(lambda exercise, body, indent: body, with_labs=True)
 
 
 def build_labs(output_root):

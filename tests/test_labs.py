@@ -6,6 +6,7 @@ import math
 import pytest
 import torch
 
+from autograder import registry, release
 from hero_transformer import labs
 from hero_transformer.labs import diagnostics, runner, variants
 from hero_transformer.labs.variants import LabLM, Variant
@@ -284,6 +285,24 @@ def test_a_second_run_reuses_finished_runs_and_a_changed_setting_redoes_them(lab
     assert counted_report.results["runs"].keys() == {run.key for run in lab.runs(lab.settings["tiny"])}
 
 
+def test_a_run_on_the_fixture_is_not_reused_for_the_full_corpus(lab_env, monkeypatch):
+    lab = labs.get("seed004_demo")
+    runner.run_lab(lab, "tiny", progress=False, log=lambda line: None)  # HERO_LAB_CORPUS=fixture
+    stored = lab_env / "seed004_demo" / "tiny" / "runs" / "course_seed0.json"
+    value = json.loads(stored.read_text(encoding="utf-8"))
+    value["corpus"] = "full"  # as if made on the full corpus: the fixture run must redo it
+    stored.write_text(json.dumps(value), encoding="utf-8")
+    lines = []
+    runner.run_lab(lab, "tiny", progress=False, log=lines.append)
+    assert f"{len(lab.runs(lab.settings['tiny'])) - 1} already done" in lines[0]
+    assert json.loads(stored.read_text(encoding="utf-8"))["corpus"] == "fixture"
+
+
+def test_no_chapter_release_carries_the_labs():
+    for assignment in registry.ASSIGNMENTS.values():
+        assert not (registry.REPO_ROOT / registry.RELEASE_DIR / assignment.id / registry.PACKAGE / "labs").exists()
+
+
 def test_cli_lists_the_labs_and_refuses_unknown_ones(capsys):
     from autograder import cli
 
@@ -304,8 +323,6 @@ def test_cli_refuses_cuda_without_a_gpu(capsys, lab_env):
 
 
 # --- the notebooks and their release ----------------------------------------------------------------
-
-from autograder import registry, release  # noqa: E402
 
 LAB_NOTEBOOKS = sorted((registry.COURSE_DIR / release.LABS).glob("*.ipynb"))
 

@@ -216,14 +216,16 @@ def _stamp(lab):
     return f"{RUN_FORMAT}.{lab.version}"
 
 
-def _finished(path, run, setting, stamp):
-    """The stored result of `run`, or None when absent, made with other parameters or setting, or
-    made by an older version of the lab's code."""
+def _finished(path, run, setting, stamp, source):
+    """The stored result of `run`, or None when absent, made with other parameters or setting, on
+    another corpus (a run on the fixture is not reused once the full corpus is there), or by an
+    older version of the lab's code."""
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if stored.get("params") != run.params or stored.get("setting") != setting or stored.get("version") != stamp:
+    if (stored.get("params"), stored.get("setting"), stored.get("version"), stored.get("corpus")) \
+            != (run.params, setting, stamp, source):
         return None
     return stored
 
@@ -245,14 +247,15 @@ def run_lab(lab, mode="quick", device="cpu", out=None, progress=True, fresh=Fals
     folder = Path(out) if out else labs_dir() / lab.name / mode
     runs = lab.runs(setting)
     start = time.perf_counter()
+    data = corpus_data(os.environ.get("HERO_LAB_CORPUS", "auto"))
     done, todo = {}, []
     for run in runs:
-        stored = None if fresh else _finished(folder / "runs" / f"{run.key}.json", run, setting, _stamp(lab))
+        stored = None if fresh else _finished(folder / "runs" / f"{run.key}.json", run, setting, _stamp(lab),
+                                              data["source"])
         if stored is not None:
             done[run.key] = stored
         else:
             todo.append(run)
-    data = corpus_data(os.environ.get("HERO_LAB_CORPUS", "auto"))
     log(f"lab {lab.name} ({mode}, {device}, corpus: {data['source']}): {len(runs)} runs, "
         f"{len(runs) - len(todo)} already done in {folder}")
     if data["source"] == "fixture" and mode != "tiny":
