@@ -178,11 +178,15 @@ def _lab(args):
     from hero_transformer import labs
 
     if args.action == "report":
+        if not any(labs.saved_any(name) for name in labs.all_labs()):
+            print(f"hero lab report: no saved results under {labs.labs_dir()}; run `hero lab run NAME --quick` first "
+                  f"(every row below says 'not run')", file=sys.stderr)
         print(labs.claims_markdown(), end="")
         return 0
     if args.action == "list":
         for lab in labs.all_labs().values():
-            modes = ", ".join(f"{mode}: {len(lab.runs(setting))} runs" for mode, setting in lab.settings.items())
+            counts = {mode: len(lab.runs(setting)) for mode, setting in lab.settings.items()}
+            modes = ", ".join(f"{mode}: {n} run{'s' if n != 1 else ''}" for mode, n in counts.items())
             print(f"{lab.name:<18} {lab.title_en}  ({modes})")
         return 0
     if not args.name:
@@ -262,8 +266,8 @@ def main(argv=None):
                       help="the same question at a size that takes minutes on 2 CPU cores (default)")
     size.add_argument("--full", dest="mode", action="store_const", const="full", help="the seed's configuration")
     size.add_argument("--tiny", dest="mode", action="store_const", const="tiny", help="seconds; for tests")
-    lab.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
-    lab.add_argument("--out", help="write here instead of build/labs/NAME/MODE")
+    lab.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="where the models run (default cpu)")
+    lab.add_argument("--out", help="write here instead of build/labs/NAME/MODE ($HERO_LABS_DIR moves build/labs)")
     lab.add_argument("--fresh", action="store_true", help="redo runs already finished")
     lab.set_defaults(run=_lab, mode="quick")
 

@@ -94,9 +94,11 @@ def plot(results, folder):
         for placement, color in (("pre", "C0"), ("post", "C1")):
             tag = f"{placement}-LN{', 1/sqrt(2N)' if scaled else ''}"
             axes[0].plot(depths, ratios(results, "act_last_over_first", placement, scaled), style, color=color,
-                         marker="o", label=tag)
+                         marker="o", markerfacecolor="none" if scaled else color, markersize=8 if scaled else 5,
+                         label=tag)
     axes[0].set_xlabel("layers")
     axes[0].set_ylabel("activation std: last block / first")
+    axes[0].set_title("growth with depth (post-LN's two lines coincide at 1)")
     axes[0].legend(fontsize=7)
     deepest = depths[-1]
     for placement, color in (("pre", "C0"), ("post", "C1")):
@@ -105,6 +107,8 @@ def plot(results, folder):
         axes[1].plot(range(1, deepest + 1), profile["grad_std"][1:], "--", color=color, label=f"{placement}-LN gradient std")
     axes[1].set_yscale("log")
     axes[1].set_xlabel(f"block ({deepest} layers, no scaled init)")
+    axes[1].set_ylabel("std after the block (log scale)")
+    axes[1].set_title("the residual stream, block by block")
     axes[1].legend(fontsize=7)
     return [save(fig, folder, "profile")]
 

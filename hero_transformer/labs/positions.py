@@ -56,7 +56,8 @@ def losses(results):
 
 def table(results, names):
     found = losses(results)
-    return "; ".join(f"{name} {' / '.join(fmt(v) for v in found[name])}" for name in names)
+    lengths = " / ".join(str(n) for n in results["setting"]["lengths"])
+    return f"at {lengths}: " + "; ".join(f"{name} {' / '.join(fmt(v) for v in found[name])}" for name in names)
 
 
 def judge_rope_at_2x(results):

@@ -261,8 +261,10 @@ def run_lab(lab, mode="quick", device="cpu", out=None, progress=True, fresh=Fals
     if data["source"] == "fixture" and mode != "tiny":
         log("note: training on the 300-poem fixture; `hero corpus fetch` gets seed 003's 4,003 poems, "
             "which the seed's figures are measured on")
-    bar = tqdm(total=sum(run.cost for run in todo), desc=lab.name, unit="step", disable=not progress,
-               dynamic_ncols=True, file=sys.stderr)
+    total = sum(run.cost for run in todo)
+    unit = "step" if any(run.cost > 1 for run in runs) else "run"  # labs that train count steps
+    bar = tqdm(total=total, desc=lab.name, unit=unit, disable=not progress or not todo, dynamic_ncols=True,
+               file=sys.stderr)
     try:
         for run in todo:
             bar.set_postfix_str(run.key, refresh=True)
@@ -296,7 +298,7 @@ def run_lab(lab, mode="quick", device="cpu", out=None, progress=True, fresh=Fals
     if table:
         log(report.table())
     held = sum(c["held"] is True for c in results["claims"])
-    log(f"lab {lab.name} ({mode}): {len(runs)} runs ({len(runs) - len(todo)} reused) in "
+    log(f"lab {lab.name} ({mode}): {len(runs)} run{'s' if len(runs) != 1 else ''} ({len(runs) - len(todo)} reused) in "
         f"{time.perf_counter() - start:.0f} s on {device}; {held} of {len(results['claims'])} claims held; "
         f"results in {folder}")
     return report
@@ -411,13 +413,15 @@ def fmt(value, digits=3):
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def plot_curves(results, folder, name, keys, labels=None, title=None):
-    """Training loss (smoothed) of the runs `keys` and their held-out points, with the baselines."""
+def plot_curves(results, folder, name, keys, labels=None, title=None, style=None):
+    """Training loss (smoothed) of the runs `keys` and their held-out points, with the baselines.
+    style(key) -> matplotlib line options, e.g. a colour per depth and a dash per placement."""
     fig, (ax,) = figure()
     for i, key in enumerate(keys):
         result = results["runs"][key]["result"]
         label = labels[i] if labels else key
-        line, = ax.plot(smooth(result["loss"]), linewidth=1.2, label=f"{label}: {fmt(result['final_val'])}")
+        line, = ax.plot(smooth(result["loss"]), linewidth=1.2, label=f"{label}: {fmt(result['final_val'])}",
+                        **(style(key) if style else {}))
         ax.plot(result["eval_steps"], result["val_loss"], "o", color=line.get_color(), markersize=3)
     baselines(ax, results)
     ax.set_xlabel("step")

@@ -86,10 +86,13 @@ def plot(results, folder):
                label="pre-LN")
         ax.bar([s + width / 2 for s in seeds], [r["result"]["post"]["embedding_grad_norm"] for r in chosen], width,
                label="post-LN")
+        ax.set_xticks(seeds)
         ax.set_xlabel("seed (same weights and input for both stacks)")
         ax.set_ylabel("embedding gradient norm")
         ax.set_title(f"6 layers, one backward pass, {init} init")
-        ax.legend()
+        ax.set_ylim(0, 1.3 * max(max(r["result"]["pre"]["embedding_grad_norm"], r["result"]["post"]["embedding_grad_norm"])
+                                 for r in chosen))
+        ax.legend(loc="upper right", ncols=2)
     return [save(fig, folder, "embedding_gradients")]
 
 

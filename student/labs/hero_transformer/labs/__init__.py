@@ -9,7 +9,7 @@ import importlib
 import pkgutil
 from functools import lru_cache
 
-from .runner import default_mode, load_report, run_lab
+from .runner import default_mode, labs_dir, load_report, run_lab
 
 
 @lru_cache(maxsize=None)
@@ -39,6 +39,11 @@ def run(name, mode=None, device="cpu", **options):
 def saved(name, mode=None):
     """The saved Report of lab `name` in `mode`, or None when it has not been run."""
     return load_report(get(name), mode or default_mode())
+
+
+def saved_any(name):
+    """Whether lab `name` has saved results in any mode."""
+    return any(load_report(get(name), mode) is not None for mode in get(name).settings)
 
 
 def show(report, language="zh"):
@@ -76,6 +81,6 @@ def claims_markdown(modes=("quick", "full")):
             for mode, report in reports.items():
                 found = next((c for c in report.claims if c["key"] == claim.key), None) if report else None
                 cells += [found["ours"], verdict[found["held"]]] if found else ["not run", "—"]
-            rows.append("| " + " | ".join(cell.replace("|", "/") for cell in cells) + " |")
+            rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     timing = ["| lab | mode | runs | time (sum of runs) | device | corpus | threads |", "|---|---|---|---|---|---|---|", *runs]
     return "\n".join(rows) + "\n\n" + "\n".join(timing) + "\n"

@@ -91,7 +91,13 @@ def plot(results, folder):
     depths = results["setting"]["depths"]
     keys = [f"{p}_L{d}" for d in depths for p in ("pre", "post")]
     series = {f"{p}-LN": finals(results, p) for p in ("pre", "post")}
-    return [plot_curves(results, folder, "curves", keys, title="pre-LN and post-LN, lr 3e-3"),
+
+    def style(key):  # colour: depth; solid: pre-LN, dashed: post-LN
+        placement, depth = key.split("_L")
+        return {"color": f"C{depths.index(int(depth))}", "linestyle": "-" if placement == "pre" else "--"}
+
+    return [plot_curves(results, folder, "curves", keys, title="pre-LN (solid) and post-LN (dashed), lr 3e-3",
+                        style=style),
             plot_finals(results, folder, "final_by_depth", depths, series, "layers", log_base=2)]
 
 

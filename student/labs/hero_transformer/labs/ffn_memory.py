@@ -41,9 +41,11 @@ def per_layer(results, key, percent=True):
 
 
 def judge_sparse(results):
+    """Held when the mean rate over the layers lies in 10-25% (the seed's range, widened a little)."""
     rates = [layer["activation_rate"] for layer in layers(results)]
-    return (f"activation rate {per_layer(results, 'activation_rate')}, never active {per_layer(results, 'never_active')}",
-            all(0.05 <= r <= 0.35 for r in rates))
+    mean = sum(rates) / len(rates)
+    return (f"activation rate {per_layer(results, 'activation_rate')} (mean {mean:.1%}; judged held in 10-25%)",
+            0.10 <= mean <= 0.25)
 
 
 def judge_dead(results):
