@@ -201,6 +201,10 @@ def test_a_student_starts_the_course_at_chapter_one_and_run_all_reaches_the_end(
     base, token = lab
     page.goto(f"{base}/lab/tree/work/{FIRST.id}/{FIRST.notebook_name}?token={token}")
     page.locator(".jp-Notebook:visible .jp-Cell").first.wait_for()  # the other chapter's tab may be open too
+    # the workspace restores the other chapter's tab, which may be the current one for a moment:
+    # make this notebook current, so that the status bar and Run All are its own
+    page.locator(".lm-TabBar-tab", has_text=FIRST.notebook_name).first.click()
+    page.locator(".jp-Notebook:visible .jp-Cell").first.click()
     # Run All before the kernel is up does nothing: wait for the status bar's "Idle"
     page.wait_for_function("() => /\\(ipykernel\\) \\| Idle/.test(document.body.innerText)", timeout=120_000)
     page.get_by_role("menuitem", name="Run", exact=True).click()
