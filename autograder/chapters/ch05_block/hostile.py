@@ -250,4 +250,8 @@ CATALOGUE = (
             "deep-notebook:{notebook}", nbgrader_skips=True),
     Attempt("old_schema", "one notebook cell carries an old nbgrader schema_version", "file", "total_params",
             "old-schema:{notebook}", nbgrader_skips=True),
+    # --- the instructor's browser (student HTML and scripts) ----------------------------------
+    # --- the assignment's identity and the reports (CI workflow commands, report links) -------
+    # --- the machine's CPU and the scratch folders ---------------------------------------------
+    # --- forbidden calls through other routes ----------------------------------------------------
 )
