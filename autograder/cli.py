@@ -9,28 +9,87 @@ EXIT_GRADER_FAILED = 2
 EXIT_BELOW_THRESHOLD = 1
 
 
+# reports read by machines: whoever writes one grades unattended and names the assignment
+UNATTENDED = (("gradescope", "--gradescope"), ("junit", "--junit"), ("github_summary", "--github-summary"))
+
+
+def _assignments(args, folders):
+    """The assignment of each folder: --assignment (the grader's choice, whatever the folders
+    hold), or the only one a folder fits, said on stderr.  None and a message when refused."""
+    from . import registry
+
+    if args.assignment:
+        try:
+            registry.find_assignment(folders[0], args.assignment)
+        except registry.UnknownAssignment as exc:
+            return None, f"hero grade: {exc}"
+        return args.assignment, None
+    unattended = [flag for dest, flag in UNATTENDED if getattr(args, dest) is not None]
+    if unattended:
+        return None, (f"hero grade: {', '.join(unattended)} writes a report for a machine: name the assignment it "
+                      f"grades with --assignment ID (the grader's choice; a submission's files never choose it)")
+    chosen = []
+    for folder in folders:
+        try:
+            chosen.append(registry.find_assignment(folder))
+        except registry.UnknownAssignment as exc:
+            return None, f"hero grade: {exc}"
+    for assignment in dict.fromkeys(chosen):
+        count = chosen.count(assignment)
+        print(f"hero grade: grading {count if len(folders) > 1 else 'the'} submission{'s' if count > 1 else ''} as "
+              f"{assignment.id}, the only assignment {'each folder' if count > 1 else 'the folder'} fits "
+              f"(its notebook or its name); --assignment names it", file=sys.stderr)
+    return [assignment.id for assignment in chosen], None
+
+
 def _grade(args):
+    from . import report
+
+    # in a GitHub job the runner obeys no workflow command from here on, student text or not,
+    # until the token only this process knows; the annotations come after it
+    with report.ci_quiet(enabled=args.format != "json") as after:
+        return _grade_quietly(args, after)
+
+
+def _grade_quietly(args, after):
     folders = [Path(p) for p in args.paths]
     for folder in folders:
         if not folder.is_dir():
             print(f"hero grade: {folder} is not a folder", file=sys.stderr)
             return EXIT_GRADER_FAILED
+    assignment, refusal = _assignments(args, folders)
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return EXIT_GRADER_FAILED
+    from . import report
+
+    roots = report.protected_roots(folders)
+    try:
+        for target in _output_paths(args):
+            report.check_output(target, roots)
+    except report.UnsafeOutput as exc:
+        print(f"hero grade: refused before grading: {exc}", file=sys.stderr)
+        return EXIT_GRADER_FAILED
     from .progress import Timer
     from .sandbox import WorkerPool
 
     timer = Timer()
     pool = WorkerPool()  # the workers import torch while this process does the same below
     try:
-        from . import engine, report
+        from . import engine
 
-        reports = engine.grade_many(folders, args.assignment, pool=pool, timeout=args.timeout, show_progress=True)
+        reports = engine.grade_many(folders, assignment, pool=pool, timeout=args.timeout, show_progress=True)
     finally:
         pool.close()
     full = sum(result.score == result.max_score for result in reports)
     mean = sum(result.score for result in reports) / len(reports)
     print(f"hero grade: {len(reports)} submission(s) graded in {timer.elapsed:.1f} s; {full} with full marks; "
           f"mean {mean:g} / {reports[0].max_score:g}", file=sys.stderr)
-    _write_reports(args, reports, report)
+    try:
+        _write_reports(args, reports, report, roots, after)
+    except report.UnsafeOutput as exc:
+        print(f"hero grade: {exc}", file=sys.stderr)
+        return EXIT_GRADER_FAILED
     if args.format == "json":
         print(report.to_json(reports))
     else:
@@ -49,37 +108,45 @@ def _grade(args):
     return 0
 
 
-def _write_reports(args, reports, report):
+def _output_paths(args):
+    import os
+
+    paths = [args.gradescope, args.junit]
+    if args.github_summary is not None:
+        paths.append(args.github_summary or os.environ.get("GITHUB_STEP_SUMMARY"))
+    return [path for path in paths if path]
+
+
+def _write_reports(args, reports, report, roots, after):
+    """The report files, each opened without following a link; the annotations go to `after`
+    (printed once the runner obeys workflow commands again)."""
     import json
     import os
 
     from . import registry
 
-    for target in (args.gradescope, args.junit, args.github_summary):
-        if target:  # an output file's folder is made, as pytest does for --junitxml
-            Path(target).parent.mkdir(parents=True, exist_ok=True)
     if args.gradescope:
         if len(reports) != 1:
             raise ValueError("--gradescope writes the results of one submission")
-        Path(args.gradescope).write_text(json.dumps(report.gradescope(reports[0]), ensure_ascii=False, indent=2),
-                                         encoding="utf-8")
+        with report.open_output(args.gradescope, roots) as out:
+            out.write(json.dumps(report.gradescope(reports[0]), ensure_ascii=False, indent=2))
     if args.junit:
-        Path(args.junit).write_text(report.junit(reports), encoding="utf-8")
+        with report.open_output(args.junit, roots) as out:
+            out.write(report.junit(reports))
     if args.github_summary is not None:
         targets = {e.id: (e.module, e.target) for e in registry.all_exercises()}
         summary_path = args.github_summary or os.environ.get("GITHUB_STEP_SUMMARY")
         parts = [report.github(result, Path.cwd(), targets, args.lang) for result in reports]
         markdown = "\n".join(text for text, _ in parts)
         if summary_path:
-            with open(summary_path, "a", encoding="utf-8") as summary:
+            with report.open_output(summary_path, roots, append=True) as summary:
                 summary.write(markdown)
         else:  # not in a GitHub job and no FILE named: the summary goes to the terminal, not nowhere
             print("hero grade: --github-summary: no FILE given and $GITHUB_STEP_SUMMARY is not set; "
                   "the summary follows on standard output", file=sys.stderr)
             print(markdown)
         for _, annotations in parts:
-            for line in annotations:
-                print(line)
+            after.extend(annotations)
 
 
 def _release(args):
@@ -211,7 +278,9 @@ def main(argv=None):
 
     grade = commands.add_parser("grade", help="grade submission folders shaped like student/<assignment>/")
     grade.add_argument("paths", nargs="+", help="submission folders")
-    grade.add_argument("--assignment", help="assignment id (default: told by the folder's notebook)")
+    grade.add_argument("--assignment", help="the assignment every folder is graded as (required with --gradescope, "
+                                            "--junit, --github-summary; without it, a folder must fit exactly one: "
+                                            "by its notebook or its name)")
     grade.add_argument("--format", choices=("table", "json"), default="table")
     grade.add_argument("--lang", choices=("zh", "en"), default="zh", help="feedback language")
     grade.add_argument("--details", action="store_true", help="print the full feedback of every lost item")
@@ -280,8 +349,11 @@ def main(argv=None):
     except Exception as exc:  # the grader itself failed: never a silent zero
         import traceback
 
-        traceback.print_exc()
-        print(f"hero {args.command}: the grader failed: {exc}", file=sys.stderr)
+        from .report import neutralise
+
+        # a message may quote a submission's file name: no workflow command at a line's start
+        print(neutralise(traceback.format_exc()), end="", file=sys.stderr)
+        print(neutralise(f"hero {args.command}: the grader failed: {exc}"), file=sys.stderr)
         return EXIT_GRADER_FAILED
 
 

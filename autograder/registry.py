@@ -13,6 +13,7 @@ entry has a grade cell.
 
 import importlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -35,12 +36,40 @@ class Forbidden:
     function, torch.ops), the construction of any nn.Module during the call, or (`autograd`)
     any use of automatic differentiation: an operator run by the autograd engine during a
     backward pass (Tensor.backward, torch.autograd.grad, torch.autograd.functional, torch.func's
-    grad/vjp/jacrev) or under a forward-mode level (torch.autograd.forward_ad, torch.func.jvp/jacfwd)."""
+    grad/vjp/jacrev) or under a forward-mode level (torch.autograd.forward_ad, torch.func.jvp/jacfwd);
+    `functions`: torch functions seen by name through a TorchFunctionMode, for the composite operators
+    the dispatcher decomposes into elementary ones before the operator watch sees them (torch.rms_norm,
+    the math SDPA); `internals`: torch's own Python packages or functions ("torch._refs",
+    "torch.nn.functional.multi_head_attention_forward") whose frames on the stack make any operator
+    dispatched beneath them this call (probes.watching).  Every exercise that forbids anything also
+    forbids INTERNAL_ROUTES (Exercise.__post_init__): the same result through torch's reference
+    implementations or a compiler."""
 
     call: str  # the call as the feedback names it
     ops: tuple = ()
     builds_modules: bool = False
     autograd: bool = False
+    functions: tuple = ()
+    internals: tuple = ()
+    call_zh: str = ""  # the call in the Chinese feedback, where it is words rather than code ("" = `call`)
+
+
+# torch's own Python implementations of operators (reference implementations, decompositions, prims)
+# and its compilers, tracers and exporters: each computes a forbidden result from elementary operators,
+# or runs code the operator watch cannot trust (TorchScript, compiled kernels), so in an exercise that
+# forbids anything, any operator dispatched beneath one of their frames is a forbidden use
+INTERNAL_PACKAGES = ("torch._refs", "torch._decomp", "torch._prims", "torch._prims_common",
+                     "torch._dynamo", "torch._inductor", "torch.compiler", "torch.fx", "torch.jit",
+                     "torch._functorch._aot_autograd", "torch._functorch.aot_autograd",
+                     "torch._functorch.partitioners", "torch._functorch.compilers", "torch._functorch.compile_utils",
+                     "torch._functorch.python_key", "torch._functorch.fx_minifier", "torch._subclasses",
+                     "torch._higher_order_ops", "torch.export", "torch._export", "torch.onnx", "torch._lazy")
+INTERNAL_ROUTES = Forbidden(
+    "torch's internal implementations or compilers (torch._refs / torch._decomp / torch._prims, "
+    "torch.compile / torch.jit / torch.fx / torch.export)",
+    internals=INTERNAL_PACKAGES,
+    call_zh="torch 的内部参考实现或编译器（torch._refs / torch._decomp / torch._prims，"
+            "torch.compile / torch.jit / torch.fx / torch.export）")
 
 
 @dataclass(frozen=True)
@@ -54,6 +83,11 @@ class Exercise:
     title_en: str
     forbids: tuple = ()
     module: str = "model"
+
+    def __post_init__(self):
+        # what is forbidden is forbidden through torch's internals too (registry.INTERNAL_ROUTES)
+        if self.forbids and INTERNAL_ROUTES not in self.forbids:
+            object.__setattr__(self, "forbids", tuple(self.forbids) + (INTERNAL_ROUTES,))
 
 
 @dataclass(frozen=True)
@@ -92,6 +126,13 @@ class Entry:
     en: str
     function: Callable
     kind: str  # "fault", "correct" or "forbidden"
+    # a forbidden body only: the internal route (a dotted torch name) its feedback must name, when it
+    # takes the forbidden result through torch's internals (the call named is then INTERNAL_ROUTES')
+    route: str = ""
+    # a forbidden body only: it takes the shortcut in a thread or a forked process, which a task cannot
+    # start (confine.forbid_new_processes), so it loses its exercise by raising, and its feedback must
+    # hold this text, instead of failing the forbidden-call check
+    raises: str = ""
 
     @property
     def sample(self):
@@ -104,9 +145,9 @@ def catalogue(kind):
     function below it.  Catalogue bodies use only names model.py itself has (torch, math, F)."""
     entries = []
 
-    def entry(exercise, zh, en=None):
+    def entry(exercise, zh, en=None, **expected):  # expected: Entry.route or Entry.raises
         def register(function):
-            entries.append(Entry(function.__name__, exercise, zh, en or zh, function, kind))
+            entries.append(Entry(function.__name__, exercise, zh, en or zh, function, kind, **expected))
             return function
         return register
     return entries, entry
@@ -203,19 +244,79 @@ def exercises_by_target():
     return {(e.module, e.target): e for e in all_exercises()}
 
 
+class UnknownAssignment(KeyError):
+    """No assignment fits a submission folder, or the one named does not exist."""
+
+    def __str__(self):
+        return str(self.args[0])
+
+
+class AmbiguousAssignment(UnknownAssignment):
+    """More than one assignment fits a submission folder: the grader must name the one it grades."""
+
+
+def _entries(folder: Path):
+    """The names in a submission folder (names only: nothing is opened, no link is followed)."""
+    try:
+        return set(os.listdir(folder))
+    except OSError:
+        return set()
+
+
+def fitting_assignments(folder: Path):
+    """[(assignment, why)] for every assignment this folder looks like: it holds the assignment's
+    notebook, or it is named like the assignment.  A guess from the submission's own files, so it
+    chooses only where exactly one fits; an unattended grader names the assignment instead."""
+    folder, names = Path(folder), _entries(folder)
+    fits = []
+    for assignment in _discover().values():
+        reasons = []
+        if assignment.notebook_name in names:
+            reasons.append(f"it holds {assignment.notebook_name}")
+        if folder.name == assignment.id:
+            reasons.append(f"it is named {assignment.id}")
+        if reasons:
+            fits.append((assignment, " and ".join(reasons)))
+    return fits
+
+
 def find_assignment(folder: Path, assignment_id: Optional[str] = None) -> Assignment:
-    """The assignment a submission folder belongs to: named, or told by its notebook."""
+    """The assignment a submission folder is graded as: the one named (the grader's choice, which
+    the folder's files never change), or, unnamed, the only one the folder fits.  Several that fit
+    (two chapters' notebooks, a folder named like one chapter holding another's notebook) are
+    refused: the submission does not get to choose."""
     assignments = _discover()
     if assignment_id is not None:
         if assignment_id not in assignments:
-            raise KeyError(f"unknown assignment {assignment_id!r}; known: {', '.join(assignments)}")
+            raise UnknownAssignment(f"unknown assignment {assignment_id!r}; known: {', '.join(assignments)}")
         return assignments[assignment_id]
-    for assignment in assignments.values():
-        if (folder / assignment.notebook_name).exists() or folder.name == assignment.id:
-            return assignment
+    fits = fitting_assignments(folder)
+    if len(fits) == 1:
+        return fits[0][0]
+    if len(fits) > 1:
+        listed = "; ".join(f"{assignment.id} ({why})" for assignment, why in fits)
+        raise AmbiguousAssignment(f"{folder} fits more than one assignment: {listed}; pass --assignment to name "
+                                  f"the one it is graded as")
     if len(assignments) == 1:
         return next(iter(assignments.values()))
-    raise KeyError(f"cannot tell which assignment {folder} is; pass --assignment")
+    raise UnknownAssignment(f"cannot tell which assignment {folder} is; pass --assignment")
+
+
+def identity_problems(folder: Path, assignment: Assignment):
+    """What the report says when a folder also looks like other assignments: their notebooks are
+    ignored (only `assignment`'s notebook and package are read), whatever they hold."""
+    folder, names = Path(folder), _entries(folder)
+    problems = []
+    for other in _discover().values():
+        if other.id == assignment.id:
+            continue
+        if other.notebook_name in names:
+            problems.append(f"{other.notebook_name} is the notebook of another assignment ({other.id}); this "
+                            f"submission is graded as {assignment.id} and that notebook was ignored")
+        if folder.name == other.id:
+            problems.append(f"the folder is named like another assignment ({other.id}); it is graded as "
+                            f"{assignment.id}")
+    return problems
 
 
 @lru_cache(maxsize=None)

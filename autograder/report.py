@@ -1,9 +1,82 @@
-"""Rendering reports: a terminal table and JSON."""
+"""Rendering reports: a terminal table and JSON, and the files CI and course platforms read.
 
+Student text (feedback quoting an error message or a print, a file name in a problem) reaches
+terminals and CI logs.  A CI runner obeys a log line that starts, after any whitespace, with a
+workflow command (GitHub's `::notice ...::`, `::stop-commands::`, `::add-mask::`, `##[...]`,
+Azure's `##vso[`), so every text printed here goes through `neutralise`, and `ci_quiet` wraps a
+whole run's output between `::stop-commands::<random token>` and `::<token>::` in a GitHub job.
+Report files are opened by `open_output`: never through a symbolic link."""
+
+import html
 import json
+import os
+import re
+import secrets
+import stat
+import sys
 import textwrap
+from contextlib import contextmanager
 
 STATUS_MARK = {"passed": "✓", "failed": "✗", "not_implemented": "·", "error": "!", "timeout": "⏱"}
+
+
+# a line starts where the runner (and any reader) may split one: \n, \r, the other controls that
+# end a line, NEL and the Unicode separators; then whitespace, then `::`, GitHub's commands
+_LINE_START = re.compile("(\\A|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029])(\\s*?)::")
+# the older forms are found anywhere in a line: GitHub's `##[command]`, Azure's `##vso[`
+_ANYWHERE = re.compile(r"##(\[|vso\[)", re.IGNORECASE)
+
+
+def neutralise(text):
+    """`text` with no workflow command left in it: `::` at the start of a line (after any
+    whitespace) becomes `: :`, and `##[` / `##vso[` anywhere become `# #[` / `# #vso[`, so that no
+    CI runner takes any of it as a command.  Readers still see what was written."""
+    text = _ANYWHERE.sub(lambda m: "# #" + m.group(1), text)
+    while True:
+        changed = _LINE_START.sub(lambda m: m.group(1) + m.group(2) + ": :", text)
+        if changed == text:
+            return text
+        text = changed
+
+
+def markdown_table_text(text):
+    """One line of plain text for a cell of a Markdown table that a browser will render (a CI job
+    summary): no HTML, no link or image syntax, no table break, no workflow command."""
+    line = " ".join(neutralise(str(text)).split()).replace("|", "/")
+    line = re.sub(r"([\\`*_\[\]()!#~:])", r"\\\1", line)  # no emphasis, code, link, image or autolink
+    return html.escape(line, quote=False)  # no tag: <, > and & as entities
+
+
+def looks_like_a_command(line):
+    """Whether a runner would take this output line as (or as holding) a workflow command."""
+    return line.lstrip().startswith("::") or bool(_ANYWHERE.search(line))
+
+
+@contextmanager
+def ci_quiet(out=None, environ=None, enabled=True):
+    """In a GitHub job ($GITHUB_ACTIONS=true), the output inside is between
+    `::stop-commands::<token>` and `::<token>::`: the runner obeys no workflow command in it, even
+    one that neutralising missed.  Yields a list: lines (our own commands, e.g. annotations)
+    printed after the runner listens again.  (Not for JSON output, which stays plain JSON: no
+    line of it starts with anything but whitespace, a quote or a bracket.)"""
+    out = out or sys.stdout
+    environ = os.environ if environ is None else environ
+    after = []
+    if environ.get("GITHUB_ACTIONS") != "true" or not enabled:
+        yield after
+        for line in after:
+            print(line, file=out)
+        return
+    token = secrets.token_hex(16)  # the sandbox never sees it, so no student text can hold it
+    print(f"::stop-commands::{token}", file=out, flush=True)
+    try:
+        yield after
+    finally:
+        sys.stderr.flush()
+        print(f"::{token}::", file=out, flush=True)
+        for line in after:
+            print(line, file=out)
+        out.flush()
 
 
 def _width(text):
@@ -57,7 +130,7 @@ def table(report, lang="zh", feedback_width=72):
     lines.append(f"total: {report.score:g} / {report.max_score:g}")
     for problem in report.problems:
         lines.append(f"problem: {problem}")
-    return "\n".join(lines)
+    return neutralise("\n".join(lines))
 
 
 def details(report, lang="zh"):
@@ -69,12 +142,15 @@ def details(report, lang="zh"):
         feedback = item.feedback_zh if lang == "zh" else item.feedback_en
         out.append(f"[{item.id}] {item.status}")
         out.append(textwrap.indent(feedback.strip(), "    "))
-    return "\n".join(out)
+    return neutralise("\n".join(out))
 
 
 def to_json(reports):
     data = [report.to_json() for report in reports]
-    return json.dumps(data[0] if len(data) == 1 else data, ensure_ascii=False, indent=2)
+    text = json.dumps(data[0] if len(data) == 1 else data, ensure_ascii=False, indent=2)
+    # JSON leaves U+2028/U+2029 raw; escaped, no reader splits a line inside a string.  No line of it
+    # starts with student text, but `##[` and Azure's `##vso[` act anywhere in a line: neutralised
+    return neutralise(text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
 # --- machine-readable reports --------------------------------------------------------
@@ -96,7 +172,7 @@ def gradescope(report):
     """Gradescope's results.json: total score and one test per graded item."""
     tests = []
     for item in report.items:
-        output = f"{item.feedback_en}\n\n{item.feedback_zh}"
+        output = neutralise(f"{item.feedback_en}\n\n{item.feedback_zh}")
         tests.append({"name": f"{item.id}: {item.title_en}", "score": item.score, "max_score": item.max_score,
                       "output": output, "visibility": "visible", "status": "passed" if item.score == item.max_score
                       else "failed"})
@@ -121,24 +197,39 @@ def junit(reports):
         for item in report.items:
             case = ET.SubElement(suite, "testcase", classname=f"{report.assignment}.{item.kind}", name=item.id)
             if item.score < item.max_score:
-                failure = ET.SubElement(case, "failure", message=item.feedback_en.splitlines()[0] if item.feedback_en
-                                        else item.status, type=item.status)
-                failure.text = f"{item.feedback_en}\n\n{item.feedback_zh}"
+                failure = ET.SubElement(case, "failure", message=neutralise(item.feedback_en.splitlines()[0])
+                                        if item.feedback_en else item.status, type=item.status)
+                failure.text = neutralise(f"{item.feedback_en}\n\n{item.feedback_zh}")
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 
 
 def _escape_annotation(text):
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # the toolkit's escapes, and every other line break as %0A: an annotation is one line anywhere
+    return re.sub("[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]", "%0A",
+                  text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
-def _definition_line(path, target):
-    """Where the exercise's function starts in the submission's file (parsed, never imported)."""
+def _escape_property(text):
+    """A value of an annotation's property (file=, title=), escaped as the runner's toolkit does."""
+    return _escape_annotation(text).replace(":", "%3A").replace(",", "%2C")
+
+
+MAX_SOURCE_BYTES = 1_000_000  # as the engine reads a package file
+
+
+def _definition_line(folder, relpath, target):
+    """Where the exercise's function starts in the submission's file: read through safefiles (no
+    link followed, regular files only, size checked), parsed, never imported."""
     import ast
 
+    from . import safefiles
+
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError):
+        with safefiles.Folder(folder) as opened:
+            text = opened.read(relpath, MAX_SOURCE_BYTES).decode("utf-8")
+        tree = ast.parse(text)
+    except (OSError, safefiles.Refused, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     owner, _, name = target.rpartition(".")
     for node in ast.walk(tree):
@@ -156,6 +247,8 @@ def github(report, relative_to=None, targets=None, lang="en"):
     `targets` maps an exercise id to its (module, qualified name), where the annotation points."""
     from pathlib import Path
 
+    from .registry import PACKAGE
+
     folder = Path(report.submission)
     shown = folder.relative_to(relative_to) if relative_to and folder.is_relative_to(relative_to) else folder
     lines = [f"### {report.assignment}: {report.score:g} / {report.max_score:g}", "",
@@ -169,13 +262,120 @@ def github(report, relative_to=None, targets=None, lang="en"):
         text = item.feedback_zh if lang == "zh" else item.feedback_en
         feedback = text.splitlines()[0] if text else ""
         lines.append(f"| `{item.id}` | {item.score:g} | {item.max_score:g} | {item.status} | "
-                     f"{feedback.replace('|', '/')} |")
+                     f"{markdown_table_text(feedback)} |")
         if item.score < item.max_score:
             module, target = (targets or {}).get(item.id, (None, None))
-            source = Path("hero_transformer") / f"{module}.py"
-            line = _definition_line(folder / source, target) if target else None
-            where = f"file={shown / source},line={line}," if line else \
-                f"file={shown / (report.assignment + '.ipynb')},"
-            title = f"{item.id}: {item.score:g}/{item.max_score:g} ({item.status})"
-            annotations.append(f"::error {where}title={title}::{_escape_annotation(text)}")
-    return "\n".join(lines) + "\n", annotations
+            source = f"{PACKAGE}/{module}.py"
+            line = _definition_line(folder, source, target) if target else None
+            where = f"file={_escape_property(str(shown / source))},line={line}," if line else \
+                f"file={_escape_property(str(shown / (report.assignment + '.ipynb')))},"
+            title = _escape_property(f"{item.id}: {item.score:g}/{item.max_score:g} ({item.status})")
+            # its message is one line for the runner; split at any line break, no part is a command
+            annotations.append(f"::error {where}title={title}::{_escape_annotation(neutralise(text))}")
+    return neutralise("\n".join(lines)) + "\n", annotations
+
+
+# --- report files: never through a link -------------------------------------------------
+
+# CI workspaces: what a job checked out (the student's repository) lies there
+WORKSPACE_VARIABLES = ("GITHUB_WORKSPACE", "CI_PROJECT_DIR", "BUILD_SOURCESDIRECTORY", "WORKSPACE")
+
+
+class UnsafeOutput(Exception):
+    """A report path that would be written through a link, or is not a regular file."""
+
+
+def protected_roots(submissions=(), environ=None):
+    """Folders whose insides a student may have shaped: the submissions and the CI workspace."""
+    environ = os.environ if environ is None else environ
+    roots = [str(path) for path in submissions]
+    roots += [environ[name] for name in WORKSPACE_VARIABLES if environ.get(name)]
+    found = set()
+    for root in roots:
+        found.add(os.path.abspath(root))
+        found.add(os.path.realpath(root))
+    return sorted(found)
+
+
+def _strictly_inside(path, roots):
+    return any(path != root and path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+def _walk_to_parent(path, roots, make):
+    """(descriptor of the folder that holds `path`, its last component), reached one component at
+    a time from /: inside a protected root no component may be a link (O_NOFOLLOW); outside, the
+    machine's own links (/tmp, /var/run...) are followed.  `make` creates missing folders."""
+    target = os.path.abspath(path)
+    parts = [part for part in target.split(os.sep) if part]
+    if not parts:
+        raise UnsafeOutput(f"{path} is not a file path")
+    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    here = ""
+    try:
+        for part in parts[:-1]:
+            here = f"{here}/{part}"
+            strict = _strictly_inside(here, roots)
+            try:
+                info = os.stat(part, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                if not make:
+                    return None, parts[-1]
+                os.mkdir(part, 0o777, dir_fd=fd)  # mkdirat: never through a link
+                info = os.stat(part, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISLNK(info.st_mode) and strict:
+                raise UnsafeOutput(f"{here} is a symbolic link inside a submission or the CI workspace; "
+                                   f"report files are never written through a link")
+            flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | (os.O_NOFOLLOW if strict else 0)
+            try:
+                inner = os.open(part, flags, dir_fd=fd)
+            except OSError as exc:
+                raise UnsafeOutput(f"{here} cannot be used as a folder for a report ({exc.strerror})") from None
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, parts[-1]
+
+
+def check_output(path, roots):
+    """Refuse, before any grading, a report path that could only be written through a link or
+    into something that is not a regular file; nothing is created."""
+    fd, name = _walk_to_parent(path, roots, make=False)
+    if fd is None:
+        return
+    try:
+        info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(info.st_mode):
+        from .safefiles import kind_of
+
+        raise UnsafeOutput(f"{path} is {kind_of(info.st_mode)}; a report is written only to a regular file")
+
+
+def open_output(path, roots, append=False):
+    """A text file to write a report into: its folders made (never through a link inside `roots`),
+    the file itself opened with O_NOFOLLOW and only if it is (or becomes) a regular file."""
+    fd, name = _walk_to_parent(path, roots, make=True)
+    try:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | (os.O_APPEND if append else 0)
+        try:
+            out = os.open(name, flags, 0o666, dir_fd=fd)
+        except OSError as exc:  # ELOOP: a link; ENXIO: a FIFO nobody reads
+            raise UnsafeOutput(f"{path} cannot be opened as a regular file ({exc.strerror}); "
+                               f"report files are never written through a link") from None
+    finally:
+        os.close(fd)
+    info = os.fstat(out)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(out)
+        from .safefiles import kind_of
+
+        raise UnsafeOutput(f"{path} is {kind_of(info.st_mode)}; a report is written only to a regular file")
+    os.set_blocking(out, True)
+    if not append:
+        os.ftruncate(out, 0)
+    return os.fdopen(out, "a" if append else "w", encoding="utf-8")

@@ -1,8 +1,9 @@
-"""Grade every hostile attempt in one batch with honest submissions, through both front ends.
+"""Grade every hostile attempt in one batch with honest submissions, through all three front ends.
 
     python tests/hostile_batch.py WORKDIR OUT.json
 
-builds the batch under WORKDIR, grades it with `hero grade` (the CLI) and with
+builds the batch under WORKDIR, grades it with `hero grade` (the CLI), with `python -m pytest
+--hero-submission ...` (the pytest front end, from the repository root) and with
 `nbgrader autograde` (a fresh course root), and writes what came back to OUT.json:
 per path, every submission's item scores and the full text of its report.
 tests/test_hostile.py runs it as root and as an ordinary user and judges the result;
@@ -23,7 +24,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from autograder import hostile, registry, samples  # noqa: E402
-from autograder.sandbox import cgroups_work  # noqa: E402
 
 ASSIGNMENT = registry.ASSIGNMENTS["ch05_block"]
 TIMEOUT = "3"
@@ -34,8 +34,8 @@ HONEST = {"honest_reference": "reference", "honest_stubs": "stubs", "honest_post
 
 
 def attempts():
-    # a real fork bomb is run only where a pids cgroup bounds it; elsewhere it would take the machine down
-    return [a for a in ASSIGNMENT.hostile() if cgroups_work() or not a.needs_process_limit]
+    # every attempt, the fork bomb too: a task cannot start a process anywhere (confine.forbid_new_processes)
+    return list(ASSIGNMENT.hostile())
 
 
 def listen():
@@ -80,9 +80,51 @@ def grade_with_hero(folders):
         raise SystemExit(f"hero grade failed ({done.returncode}):\n{done.stderr[-3000:]}")
     reports = json.loads(done.stdout)
     reports = reports if isinstance(reports, list) else [reports]
+    # each report's text as the CLI printed it (U+2028 and U+2029 escaped, like every other line break)
     return {Path(r["submission"]).name: {"scores": {i["id"]: i["score"] for i in r["items"]},
-                                          "text": json.dumps(r, ensure_ascii=False), "limits": r["limits"],
+                                          "text": json.dumps(r, ensure_ascii=False).replace("\u2028", "\\u2028")
+                                          .replace("\u2029", "\\u2029"), "limits": r["limits"],
                                           "isolation": r["isolation"]} for r in reports}
+
+
+def grade_with_pytest(folders, junit: Path):
+    """The pytest front end over the same folders, started from the repository root (whose
+    pyproject.toml and tests/conftest.py it must not load) in a GitHub job, as CI would run it;
+    the scores come from the JUnit properties of each item."""
+    import re
+    from xml.etree import ElementTree
+
+    command = [sys.executable, "-m", "pytest", "--hero-assignment", ASSIGNMENT.id, "--hero-timeout", TIMEOUT,
+               "--hero-lang", "en", f"--junitxml={junit}"]
+    for folder in folders:
+        command += ["--hero-submission", str(folder)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=registry.REPO_ROOT,
+                          env=dict(os.environ, GITHUB_ACTIONS="true"))
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"pytest --hero-submission failed ({done.returncode}):\n{done.stdout[-3000:]}"
+                         f"{done.stderr[-3000:]}")
+    results = {Path(folder).name: {"scores": {}, "text": ""} for folder in folders}
+    for case in ElementTree.parse(junit).getroot().iter("testcase"):
+        # ch05_block[<folder>]::<item>, however junitxml splits it into classname and name
+        address = "::".join(part for part in (case.get("classname"), case.get("name")) if part)
+        found = re.fullmatch(r"(?:.*?)\[(?P<folder>[^\]]+)\]::(?P<item>.+)", address)
+        if not found:
+            raise SystemExit(f"unexpected test case {address!r}")
+        properties = {p.get("name"): p.get("value") for p in case.iter("property")}
+        result = results[found["folder"]]
+        result["scores"][found["item"]] = float(properties["points"])
+        result["text"] += ElementTree.tostring(case, encoding="unicode")
+    # what pytest printed about each submission (its failures' sections) joins its report's text
+    section = None
+    for line in done.stdout.splitlines():
+        header = re.fullmatch(r"_+ .*?\[(?P<folder>[^\]]+)\]::\S+ _+", line)
+        if header:
+            section = header["folder"]
+        elif line.startswith("="):
+            section = None
+        if section in results:
+            results[section]["text"] += line + "\n"
+    return results, done.stdout, done.returncode
 
 
 def nbgrader(root, *args):
@@ -134,6 +176,9 @@ def main(workdir: Path, out: Path):
     build_batch(hero_course / "submissions", hero_course, marker, port, victim_secret)
     names = sorted(p.name for p in (hero_course / "submissions").iterdir())
     result["hero"] = grade_with_hero([hero_course / "submissions" / name for name in names])
+    # through `python -m pytest --hero-submission ...`, the same folders
+    result["pytest"], result["pytest_output"], result["pytest_exit"] = grade_with_pytest(
+        [hero_course / "submissions" / name for name in names], workdir / "pytest-junit.xml")
 
     # through `nbgrader autograde`, in a fresh course root
     course = workdir / "course"

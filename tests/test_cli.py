@@ -84,7 +84,8 @@ def test_github_summary_without_a_file_prints_it_and_says_so(tmp_path):
 
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_STEP_SUMMARY"}
     done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(SAMPLES / "post_ln"),
-                           "--github-summary", "--lang", "zh"], capture_output=True, text=True, env=env)
+                           "--assignment", "ch05_block", "--github-summary", "--lang", "zh"], capture_output=True,
+                          text=True, env=env)
     assert "$GITHUB_STEP_SUMMARY is not set" in done.stderr
     assert "### ch05_block: 18 / 21" in done.stdout
     assert "个评分项中有 1 个失分" in done.stdout  # the summary speaks the chosen language, all of it

@@ -1,6 +1,7 @@
 """Hostile submissions gain nothing, cost at most their own items, leak nothing and change nothing
-outside, graded in one batch with honest submissions through `hero grade` and `nbgrader autograde`,
-as root and as an ordinary user (tests/hostile_batch.py runs each batch)."""
+outside, graded in one batch with honest submissions through `hero grade`, `python -m pytest
+--hero-submission` and `nbgrader autograde`, as root and as an ordinary user (tests/hostile_batch.py
+runs each batch)."""
 
 import json
 import os
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from autograder import engine, hostile, registry, samples
+from autograder.report import looks_like_a_command
 from autograder.sandbox import WorkerPool, bubblewrap_works
 
 from conftest import SAMPLES, SUMMARY, needs_bubblewrap
@@ -21,7 +23,7 @@ from conftest import SAMPLES, SUMMARY, needs_bubblewrap
 ASSIGNMENT = registry.ASSIGNMENTS["ch05_block"]
 BATCH = Path(__file__).with_name("hostile_batch.py")
 TEST_USER = "hero-grader-test"
-PATHS = ("hero", "nbgrader")
+PATHS = ("hero", "nbgrader", "pytest")
 # what must never appear in a report or feedback: besides the batch's own secrets
 # (escape codes appear raw in an nbgrader notebook and as \u001b in JSON; the worker's own frames
 # and paths are the grader's business)
@@ -109,17 +111,22 @@ def _verdicts(result, path):
             if scores.get(item, 0) != 0:
                 wrong.append(f"earned {scores[item]} on {item}")
         full = ASSIGNMENT.points()
+        if set(scores) - set(full):  # graded as another assignment: its notebook chose
+            wrong.append(f"reported items of another assignment: {sorted(set(scores) - set(full))}")
         lost = {item for item, points in full.items() if scores.get(item, 0) < points}
         if lost - attempt.may_cost(ASSIGNMENT, path):
             wrong.append(f"lost items beyond its own: {sorted(lost - attempt.may_cost(ASSIGNMENT, path))}")
-        wrong += _leaks(result, report)
+        wrong += _leaks(result, report, path)
         problems[attempt.id] = wrong
     return problems
 
 
-def _leaks(result, report):
+def _leaks(result, report, path=None):
     text = report["text"]
     found = [f"its report holds {secret!r}" for secret in result["secrets"] + list(FORBIDDEN_TEXT) if secret in text]
+    # no front end's report holds a CI workflow command, at a line's start or not (engine.printable)
+    found += [f"a line of its report is a CI workflow command: {line[:80]!r}"
+              for line in text.splitlines() if looks_like_a_command(line)]
     if report.get("extra_credit"):
         found.append(f"extra credit in the gradebook: {report['extra_credit']}")
     return found
@@ -156,7 +163,7 @@ def test_honest_submissions_in_the_batch_get_exactly_their_scores(batches, path)
     for (batch_path, user), result in batches.items():
         if batch_path == path:
             assert _honest_problems(result, path) == {}, f"{path} as {user}"
-            assert not _leaks(result, result[path]["honest_reference"])
+            assert not _leaks(result, result[path]["honest_reference"], path)
 
 
 @needs_bubblewrap
@@ -202,7 +209,24 @@ def test_hostile_catalogue_summary(batches):
                           + (f", {skipped} skipped: no pids cgroup" if skipped else "") + "): " + " · ".join(lines))
     assert len(ASSIGNMENT.hostile()) >= 40
     assert all(" 0 wins " in line and "exact" in line for line in lines), lines
-    assert len(batches) == 4 or os.geteuid() != 0, "as root, both users must have run"
+    assert len(batches) == 2 * len(PATHS) or os.geteuid() != 0, "as root, both users must have run"
+
+
+@needs_bubblewrap
+def test_no_line_pytest_printed_is_a_workflow_command(batches):
+    """The pytest run of the batch, in a GitHub job: its output is wrapped in ::stop-commands::
+    and its resume token, and inside no student text starts a line with a workflow command."""
+    for (path, user), result in batches.items():
+        if path != "pytest":
+            continue
+        assert result["pytest_exit"] == 1, user
+        lines = result["pytest_output"].splitlines()
+        commands = [line for line in lines if looks_like_a_command(line)]
+        token = lines[0].removeprefix("::stop-commands::")
+        assert lines[0].startswith("::stop-commands::") and len(token) == 32, (user, lines[:2])
+        assert commands == [lines[0], f"::{token}::"] and lines[-1] == f"::{token}::", (user, commands[:5])
+        assert "workflow_commands" in result["pytest_output"]  # the attempts were there to be printed
+        assert not [secret for secret in result["secrets"] if secret in result["pytest_output"]], user
 
 
 @needs_bubblewrap
