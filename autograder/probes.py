@@ -11,6 +11,8 @@ inside the sandbox next to student code.
 """
 
 import contextlib
+import os
+import sys
 import traceback
 
 import torch
@@ -22,27 +24,118 @@ except ImportError:  # in the worker, a file next to this one
     from wire import Unusable, decode, encode  # noqa: F401
 
 
+TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+_DOTTED = {}  # code object -> "torch.<module>.<qualname>" for code in torch's own files, "" for any other
+
+
+def _dotted(code):
+    """The dotted name of a function of torch's own files, from the file the code was compiled from (so
+    a module loaded by path, or one that renames itself, still shows where it lives); "" otherwise."""
+    name = _DOTTED.get(code)
+    if name is None:
+        path, name = code.co_filename, ""
+        if path.startswith(TORCH_DIR) and path.endswith(".py"):
+            module = "torch." + path[len(TORCH_DIR):-3].replace(os.sep, ".")
+            name = f"{module.removesuffix('.__init__')}.{code.co_qualname}"
+        _DOTTED[code] = name
+    return name
+
+
+# torch's own "run this eagerly" wrapper: with dynamo imported, it wraps every dispatch mode's
+# __torch_dispatch__ (torch._disable_dynamo) and torch.func's transforms, so it is no route of its own
+TRANSPARENT = frozenset({"torch._dynamo.eval_frame.DisableContext.__call__.<locals>._fn"})
+MISSING = object()
+ROUTES_PER_CALL = 2  # route names kept per forbidden call (the reply holds at most 10 strings)
+
+
 @contextlib.contextmanager
 def watching(forbids):
     """Record which forbidden calls the code under test makes: `forbids` holds dicts with the
     fields of registry.Forbidden.  Aten operators are seen through a TorchDispatchMode, so every
-    route to them counts; module construction through nn.Module.__init__.  The record is what
-    the student's own process saw: it catches a shortcut taken in good faith, not one hidden by
-    code that switches the watch off (docs/grading.md says so)."""
+    route to them counts; module construction through nn.Module.__init__; torch functions whose
+    operator the dispatcher decomposes before the mode sees it (`functions`: rms_norm, a composite)
+    through a TorchFunctionMode.  `internals` are torch's own Python packages or functions (the
+    reference implementations torch._refs / torch._decomp / torch._prims, the compilers): any
+    operator dispatched while a frame of one of them is on the stack between the code under test
+    and this `with`, any operator of the `prims` namespace, and any call of a TorchScript function
+    or method counts as that entry's call, and `<call>\t<dotted name of the function>` names the
+    route.  A compiled function (torch.compile) runs eagerly under the watch (dynamo's stance
+    "force_eager"), inside dynamo's own frames.  The record is what the student's own process saw:
+    it catches a shortcut taken in good faith, not one hidden by code that switches the watch off
+    (docs/grading.md says so)."""
+    from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
 
     seen = set()
     by_op = {op: entry["call"] for entry in forbids for op in entry.get("ops", ())}
+    by_function = {name: entry["call"] for entry in forbids for name in entry.get("functions", ())}
     builders = [entry["call"] for entry in forbids if entry.get("builds_modules")]
     differentiators = [entry["call"] for entry in forbids if entry.get("autograd")]
+    internals = [(prefix, entry["call"]) for entry in forbids for prefix in entry.get("internals", ())]
+    # the frame of the `with` statement: the walk up the stack stops there (the grader's own frames
+    # above it are never the code under test); a thread's stack, which never meets it, is walked whole
+    boundary = sys._getframe(2) if internals else None
+    hits = {}  # code object -> the (call, route) its frames make, or None: each code is matched once
+    routes = {}
+
+    def matched(route):
+        for prefix, call in internals:
+            if route == prefix or route.startswith(prefix + "."):
+                return call, route
+        return None
+
+    def hit(code):
+        dotted = _dotted(code)
+        found = hits[code] = matched(dotted) if dotted and dotted not in TRANSPARENT else None
+        return found
+
+    def record(found):
+        """`found`: the (call, route) of the internal frames on the stack, innermost first; the route
+        named is the outermost module-level function (the one the code under test called), not a wrapper."""
+        plain = [f for f in found if "<locals>" not in f[1]]
+        call, route = (plain or found)[-1]
+        seen.add(call)
+        kept = routes.setdefault(call, set())
+        if len(kept) < ROUTES_PER_CALL and route not in kept:
+            kept.add(route)
+            seen.add(f"{call}\t{route}")
+
+    def internal_frames():
+        """The (call, route) of every internal frame between the frame that dispatched the operator and
+        the boundary, innermost first: one dict look-up per frame (each code object is matched once)."""
+        found, frame = [], sys._getframe(2)  # the frame that dispatched the operator
+        while frame is not None and frame is not boundary:
+            found_here = hits.get(frame.f_code, MISSING)
+            if found_here is MISSING:
+                found_here = hit(frame.f_code)
+            if found_here is not None:
+                found.append(found_here)
+            frame = frame.f_back
+        return found
 
     class Watch(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            call = by_op.get(func._overloadpacket.__name__)
+            name = func._overloadpacket.__name__
+            call = by_op.get(name)
             if call:
                 seen.add(call)
             if differentiators and _differentiating():
+                # run by automatic differentiation, which this exercise forbids: the frames above are
+                # autograd's own machinery (forward mode runs torch._refs decompositions), not a route
                 seen.update(differentiators)
+            elif internals:
+                found = internal_frames()
+                if func.namespace == "prims":  # torch._prims' operators, however they are reached
+                    found = [f for f in [matched(f"torch._prims.{name}")] + found if f is not None]
+                if found:
+                    record(found)
+            return func(*args, **(kwargs or {}))
+
+    class FunctionWatch(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            call = by_function.get(getattr(func, "__name__", "").partition(".")[0])
+            if call:
+                seen.add(call)
             return func(*args, **(kwargs or {}))
 
     original_init = nn.Module.__init__
@@ -51,16 +144,32 @@ def watching(forbids):
         seen.add(builders[0])
         original_init(self, *args, **kwargs)
 
+    scripted = {}  # TorchScript runs its operators from C++, with no Python frame of torch.jit above them
+    jit_route = matched("torch.jit.ScriptFunction") if internals else None
+    if jit_route is not None:
+        for kind in (torch._C.ScriptFunction, torch._C.ScriptMethod):
+            scripted[kind] = kind.__call__
+
+            def watched_call(self, *args, _original=kind.__call__, _route=f"torch.jit.{kind.__name__}", **kwargs):
+                record([matched(_route)])
+                return _original(self, *args, **kwargs)
+            kind.__call__ = watched_call
+
     if builders:
         nn.Module.__init__ = watched_init
     try:
-        if by_op or differentiators:
-            with Watch():
-                yield seen
-        else:
+        with contextlib.ExitStack() as stack:
+            if internals and "torch._dynamo" in sys.modules and matched("torch._dynamo.eval_frame"):
+                stack.enter_context(sys.modules["torch._dynamo"].set_stance("force_eager"))
+            if by_op or differentiators or internals:
+                stack.enter_context(Watch())
+            if by_function:
+                stack.enter_context(FunctionWatch())
             yield seen
     finally:
         nn.Module.__init__ = original_init
+        for kind, original in scripted.items():
+            kind.__call__ = original
 
 
 def _differentiating():
@@ -72,7 +181,7 @@ def _differentiating():
 def warm_up():
     """A dispatch mode's first use imports a good deal of torch (about 1.8 s here): the worker
     pays that once, before it forks any task, instead of once per watched task."""
-    with watching([{"call": "warm-up", "ops": ("add",)}]):
+    with watching([{"call": "warm-up", "ops": ("add",), "functions": ("add",), "internals": ("torch._refs",)}]):
         torch.ones(1) + 1
 
 

@@ -145,21 +145,54 @@ def test_every_exercise_is_graded_alone(graded_alone):
         assert lost == {e.id for e in assignment.exercises} - {exercise_id}, (name, others, lost)
 
 
-@pytest.mark.parametrize("assignment, entry", entries("forbidden"), ids=entry_id)
+def forbidden_entries(how):
+    """The forbidden catalogue by how each body must lose: "seen" (the forbidden-call check fails),
+    "raises" (it takes the shortcut in a thread or a forked process, which the task cannot start)."""
+    return [(a, e) for a, e in entries("forbidden") if bool(e.raises) == (how == "raises")]
+
+
+@pytest.mark.parametrize("assignment, entry", forbidden_entries("seen"), ids=entry_id)
 def test_a_forbidden_shortcut_loses_its_exercise_and_names_the_call(reports, assignment, entry):
     report = reports[assignment.id, entry.sample]
     assert {item.id for item in report.items if item.score < item.max_score} == {entry.exercise}
     item = report.item(entry.exercise)
-    # the values are right: the shortcut is the only thing that costs the points
-    assert [check.name for check in item.checks if not check.passed] == ["uses no forbidden shortcut"]
-    for call in (forbid.call for forbid in assignment.item(entry.exercise).forbids):
-        assert call in item.feedback_en and call in item.feedback_zh, item.feedback_en
+    failed = [check.name for check in item.checks if not check.passed]
+    forbids = assignment.item(entry.exercise).forbids
+    if not entry.route:
+        # the values are right: the shortcut is the only thing that costs the points
+        assert failed == ["uses no forbidden shortcut"]
+        for forbid in forbids:
+            if forbid is not registry.INTERNAL_ROUTES:
+                assert forbid.call in item.feedback_en and forbid.call in item.feedback_zh, item.feedback_en
+        return
+    # through torch's internals: the generic call is seen (first), naming the internal function; an
+    # internal that calls a forbidden operator by name is seen as that call too, never as a wrong value
+    assert failed and set(failed) == {"uses no forbidden shortcut"}, failed
+    generic = registry.INTERNAL_ROUTES
+    assert generic.call in item.feedback_en and generic.call_zh in item.feedback_zh, item.feedback_en
+    assert f"(through {entry.route}" in item.feedback_en and f"经由 {entry.route}" in item.feedback_zh, \
+        item.feedback_en
+
+
+@pytest.mark.parametrize("assignment, entry", forbidden_entries("raises"), ids=entry_id)
+def test_a_shortcut_in_a_thread_or_process_loses_its_exercise_by_raising(reports, assignment, entry):
+    """A task is one single-threaded process (confine.forbid_new_processes): starting the thread or
+    the process that would run the forbidden call out of the watch's sight raises, on every case."""
+    report = reports[assignment.id, entry.sample]
+    assert {item.id for item in report.items if item.score < item.max_score} == {entry.exercise}
+    item = report.item(entry.exercise)
+    # every case that reaches the thread or the fork fails by the refusal (a case whose input the body
+    # refuses first, with the exercise's own ValueError, still passes)
+    refused = [check for check in item.checks if check.name.startswith("matches the reference") and not check.passed]
+    assert refused and all(entry.raises in check.en and entry.raises in check.zh for check in refused), refused
+    assert entry.raises in item.feedback_en and entry.raises in item.feedback_zh, item.feedback_en
+    assert "each task is one process with one thread" in item.feedback_en, item.feedback_en
 
 
 def test_forbidden_catalogue_summary(reports):
     forbidden = entries("forbidden")
     caught = [s for a, s in forbidden if reports[a.id, s.sample].item(s.exercise).score == 0
-              and "the grader saw" in reports[a.id, s.sample].item(s.exercise).feedback_en]
+              and (s.raises or "the grader saw") in reports[a.id, s.sample].item(s.exercise).feedback_en]
     SUMMARY["forbidden"] = f"forbidden {len(caught)}/{len(forbidden)} shortcuts caught"
     assert len(caught) == len(forbidden)
     for assignment in ASSIGNMENTS:  # every forbidding exercise has its shortcuts proven

@@ -9,7 +9,10 @@ EXERCISES = (
     Exercise("coverage", 1, "coverage", "字表覆盖率", "the coverage of a vocabulary", module="tokens"),
     Exercise("unigram_cross_entropy", 1, "unigram_cross_entropy", "字频（unigram）基线的交叉熵",
              "the cross entropy of the unigram baseline", module="tokens",
-             forbids=(Forbidden("torch.nn.functional.cross_entropy / log_softmax / nll_loss",
+             forbids=(Forbidden("torch.nn.functional.cross_entropy / log_softmax / nll_loss (or a torch.distributions "
+                                "distribution's log_prob)",
                                 ops=("_log_softmax", "log_softmax", "nll_loss_forward", "nll_loss", "nll_loss_nd",
-                                     "cross_entropy_loss")),)),
+                                     "cross_entropy_loss", "nll_loss2d", "nll_loss2d_forward", "_sparse_log_softmax"),
+                                # Categorical(probs=...).log_prob normalises the counts for you, from elementary ops
+                                internals=("torch.distributions",)),)),
 )

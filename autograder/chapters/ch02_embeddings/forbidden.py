@@ -8,6 +8,10 @@ backward op called by hand), so the tests show the grader sees the call whatever
 names it.  Each keeps the exercise's own range check, so the values are right and the shortcut is
 the only thing that costs the points.  `hero samples OUT` writes one sample per entry
 (`forbidden_<id>`).  Same conventions as faults.py.
+The bodies below the line reach the same value through torch's own internals (torch._refs,
+torch._decomp, a tracer), each named in the feedback as the generic call registry.INTERNAL_ROUTES
+(Entry.route), through another built-in the chapter's call now covers, or in a second thread
+(Entry.raises: a task cannot start one, so the body loses by raising).
 """
 
 import torch  # noqa: F401  (used by the bodies)
@@ -70,3 +74,48 @@ def module_backward(ids, upstream, vocab_size):
             table.weight.zero_()
         table(ids).backward(upstream)
     return table.weight.grad
+
+
+# --- the same values through torch's internals, another built-in, or a second thread ---------------
+
+
+@shortcut("embed", "torch._decomp's embedding (torch's Python decomposition of the lookup)",
+          route="torch._decomp.decompositions.embedding")
+def decomp_embedding(ids, weight):
+    if ids.numel() and (ids.min() < 0 or ids.max() >= weight.shape[0]):
+        raise ValueError("an id is out of range")
+    return torch._decomp.decompositions.embedding(weight, ids)
+
+
+@shortcut("embed", "torch.nn.functional.embedding_bag with one id per bag (mode='sum')")
+def embedding_bag_lookup(ids, weight):
+    if ids.numel() and (ids.min() < 0 or ids.max() >= weight.shape[0]):
+        raise ValueError("an id is out of range")
+    rows = torch.nn.functional.embedding_bag(ids.reshape(-1, 1), weight, mode="sum")
+    return rows.reshape(*ids.shape, weight.shape[-1])
+
+
+@shortcut("embed", "torch.nn.functional.embedding in a threading.Thread (the watch is per thread)",
+          raises="can't start new thread")
+def threaded_embedding(ids, weight):
+    import threading
+
+    if ids.numel() and (ids.min() < 0 or ids.max() >= weight.shape[0]):
+        raise ValueError("an id is out of range")
+    result = {}
+    worker = threading.Thread(target=lambda: result.setdefault("rows", torch.nn.functional.embedding(ids, weight)))
+    worker.start()
+    worker.join()
+    return result["rows"]
+
+
+@shortcut("embedding_grad", "torch._decomp's embedding_dense_backward (torch's Python decomposition)",
+          route="torch._decomp.decompositions.embedding_dense_backward")
+def decomp_dense_backward(ids, upstream, vocab_size):
+    return torch._decomp.decompositions.embedding_dense_backward(upstream, ids, vocab_size, -1, False)
+
+
+@shortcut("embedding_grad", "the sparse backward, torch.ops.aten.embedding_sparse_backward (a composite the "
+          "dispatcher decomposes), made dense")
+def sparse_backward_made_dense(ids, upstream, vocab_size):
+    return torch.ops.aten.embedding_sparse_backward(upstream, ids, vocab_size, -1, False).to_dense()

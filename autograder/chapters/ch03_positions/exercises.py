@@ -8,7 +8,8 @@ EXERCISES = (
     Exercise("add_positions", 3, "add_positions", "把位置表加到词向量上", "adding the position table to token vectors",
              module="positions",
              forbids=(Forbidden("torch.nn.functional.embedding / nn.Embedding (the rows are a slice of the table)",
-                                ops=("embedding",), builds_modules=True),)),
+                                ops=("embedding", "_embedding_bag", "_embedding_bag_forward_only"),
+                                builds_modules=True),)),
     Exercise("untrained_positions", 3, "untrained_positions", "从未被训练的位置行",
              "position rows no training sequence reaches", module="positions"),
 )

@@ -6,9 +6,15 @@ forbidden call, reached by several routes (a direct call, an alias imported insi
 function, getattr, torch.ops, a module built and called), so the tests show the grader sees the
 call whatever the route, and names it.  `hero samples OUT` writes one sample per entry
 (`forbidden_<id>`).  Same conventions as faults.py and variants.py.
+The bodies below the line reach the same value through torch's own internals (torch._refs,
+torch._decomp, a tracer), each named in the feedback as the generic call registry.INTERNAL_ROUTES
+(Entry.route), through another built-in the chapter's call now covers, or in a second thread
+or a forked process (Entry.raises: a task cannot start either, so the body loses by raising).
 """
 
-import torch  # noqa: F401  (used by the bodies)
+import math  # noqa: F401  (used by the bodies)
+
+import torch  # noqa: F401
 import torch.nn.functional as F  # noqa: F401
 
 from autograder.registry import catalogue
@@ -58,3 +64,76 @@ def module_gelu(x):
 def counted_ledger(V, C, N, d, f):
     net = TransformerLM(Config(V, C, d, 1, N, f, 0.0))  # noqa: F821  (model.py's own classes)
     return sum(p.numel() for p in net.parameters())
+
+
+# --- the same values through torch's internals, other built-ins, a second thread or process --------
+
+
+@shortcut("layer_norm", "torch._refs.native_layer_norm (torch's Python reference implementation)",
+          route="torch._refs.native_layer_norm")
+def refs_layer_norm(self, x):
+    return torch._refs.native_layer_norm(x, (x.shape[-1],), self.weight, self.bias, self.eps)[0]
+
+
+@shortcut("layer_norm", "torch._decomp's native_batch_norm with one channel per position (torch's Python "
+          "decomposition)", route="torch._decomp.decompositions.native_batch_norm")
+def decomp_batch_norm_layer_norm(self, x):
+    rows = x.reshape(1, -1, x.shape[-1])
+    out = torch._decomp.decompositions.native_batch_norm(rows, None, None, None, None, True, 0.0, self.eps)[0]
+    return out.reshape(x.shape) * self.weight + self.bias
+
+
+@shortcut("layer_norm", "torch.rms_norm of the centred input (a composite the dispatcher decomposes before the "
+          "operator watch sees it)")
+def rms_norm_of_centred(self, x):
+    return torch.rms_norm(x - x.mean(dim=-1, keepdim=True), (x.shape[-1],), self.weight, self.eps) + self.bias
+
+
+@shortcut("layer_norm", "F.layer_norm in a forked child process, the values sent back through a pipe",
+          raises="PermissionError")
+def forked_layer_norm(self, x):
+    import os
+
+    readable, writable = os.pipe()
+    if os.fork() == 0:  # the child: whatever its watch records dies with it
+        os.close(readable)
+        y = F.layer_norm(x, (x.shape[-1],), self.weight, self.bias, self.eps).detach().cpu()
+        os.write(writable, y.numpy().tobytes())
+        os.kill(os.getpid(), 9)
+    os.close(writable)
+    data = b""
+    while chunk := os.read(readable, 1 << 16):
+        data += chunk
+    os.close(readable)
+    return torch.frombuffer(bytearray(data), dtype=x.dtype).reshape(x.shape).to(x.device)
+
+
+@shortcut("gelu", "torch._refs.nn.functional.gelu (torch's Python reference implementation)",
+          route="torch._refs.nn.functional.gelu")
+def refs_gelu(x):
+    return torch._refs.nn.functional.gelu(x)
+
+
+@shortcut("gelu", "the in-place operator torch.ops.aten.gelu_ on a copy")
+def inplace_gelu(x):
+    return torch.ops.aten.gelu_(x.clone())
+
+
+@shortcut("gelu", "the erf GELU written out, but traced by torch.fx (make_fx) and run as a graph (a tracer is "
+          "refused, not trusted)", route="torch.fx.experimental.proxy_tensor._MakefxTracer.trace")
+def fx_traced_gelu(x):
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    graph = make_fx(lambda t: 0.5 * t * (1.0 + torch.erf(t / math.sqrt(2.0))))(x)
+    return graph(x)
+
+
+@shortcut("gelu", "F.gelu in a threading.Thread (the watch is per thread)", raises="can't start new thread")
+def threaded_gelu(x):
+    import threading
+
+    result = {}
+    worker = threading.Thread(target=lambda: result.setdefault("y", F.gelu(x)))
+    worker.start()
+    worker.join()
+    return result["y"]

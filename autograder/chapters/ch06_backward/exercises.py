@@ -11,10 +11,15 @@ from autograder.registry import Exercise, Forbidden
 
 BACKWARD_KERNELS = ("native_layer_norm_backward", "gelu_backward", "linear_backward", "native_group_norm_backward",
                     "native_batch_norm_backward", "mkldnn_linear_backward", "mkldnn_linear_backward_input",
-                    "mkldnn_linear_backward_weights")
+                    "mkldnn_linear_backward_weights", "batch_norm_backward", "cudnn_batch_norm_backward",
+                    "miopen_batch_norm_backward", "batch_norm_backward_elemt", "batch_norm_backward_reduce",
+                    "_fused_rms_norm_backward")
+# backward composites the dispatcher decomposes into elementary operators before the operator watch
+# sees them (infinitely_differentiable_gelu_backward is the exact GELU's derivative, written out)
+BACKWARD_FUNCTIONS = ("infinitely_differentiable_gelu_backward", "_batch_norm_impl_index_backward")
 NO_AUTOGRAD = Forbidden("automatic differentiation (.backward(), torch.autograd.grad, torch.autograd.functional, "
                         "torch.func) or a built-in backward kernel (native_layer_norm_backward, gelu_backward, ...)",
-                        ops=BACKWARD_KERNELS, autograd=True)
+                        ops=BACKWARD_KERNELS, autograd=True, functions=BACKWARD_FUNCTIONS)
 
 EXERCISES = (
     Exercise("layer_norm_backward", 6, "layer_norm_backward", "LayerNorm 的反向（三项式）",

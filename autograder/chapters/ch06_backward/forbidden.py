@@ -8,6 +8,10 @@ torch.ops, so the tests show the grader sees the shortcut whatever the route, an
 The probes run under torch.no_grad(), so the bodies that build a graph switch grad mode on, as a
 student's would have to.  `hero samples OUT` writes one sample per entry (`forbidden_<id>`).
 Same conventions as faults.py and variants.py.
+The bodies below the line reach the same value through torch's own internals (torch._refs,
+torch._decomp, a tracer), each named in the feedback as the generic call registry.INTERNAL_ROUTES
+(Entry.route), through another built-in the chapter's call now covers, or in a second thread
+or a forked process (Entry.raises: a task cannot start either, so the body loses by raising).
 """
 
 import math  # noqa: F401  (used by the bodies)
@@ -98,3 +102,79 @@ def autograd_copy_sublayer_backward(grad_out, u, ln, ffn):
         return grad_branch
 
     return residual_backward(grad_copy, branch_backward), grads  # noqa: F821
+
+
+# --- the same values through torch's internals, other built-ins, a second thread or process --------
+
+
+@shortcut("layer_norm_backward", "torch._decomp's native_layer_norm_backward (torch's Python decomposition), no "
+          "autograd", route="torch._decomp.decompositions.native_layer_norm_backward")
+def decomp_layer_norm_backward(grad_out, x, weight, eps=EPS):
+    width = x.shape[-1]
+    flat = x.reshape(-1, width)
+    mean = flat.mean(dim=-1, keepdim=True)
+    rstd = torch.rsqrt((flat - mean).pow(2).mean(dim=-1, keepdim=True) + eps)
+    grad_x, grad_weight, grad_bias = torch._decomp.decompositions.native_layer_norm_backward(
+        grad_out.reshape(-1, width), flat, [width], mean, rstd, weight, torch.zeros_like(weight), [True, True, True])
+    return grad_x.reshape(x.shape), grad_weight, grad_bias
+
+
+@shortcut("layer_norm_backward", "torch.autograd.grad through F.layer_norm, in a threading.Thread (the watch is "
+          "per thread)", raises="can't start new thread")
+def threaded_autograd_layer_norm_backward(grad_out, x, weight, eps=EPS):
+    import threading
+
+    result = {}
+
+    def work():
+        with torch.enable_grad():
+            leaf = x.detach().clone().requires_grad_()
+            gamma = weight.detach().clone().requires_grad_()
+            beta = torch.zeros_like(weight, requires_grad=True)
+            y = torch.nn.functional.layer_norm(leaf, (x.shape[-1],), gamma, beta, eps)
+            result["grads"] = torch.autograd.grad(y, (leaf, gamma, beta), grad_out)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join()
+    return result["grads"]
+
+
+@shortcut("gelu_backward", "torch._decomp's gelu_backward (torch's Python decomposition)",
+          route="torch._decomp.decompositions.gelu_backward")
+def decomp_gelu_backward(grad_out, x):
+    return torch._decomp.decompositions.gelu_backward(grad_out, x)
+
+
+@shortcut("gelu_backward", "torch.ops.aten.infinitely_differentiable_gelu_backward (a composite the dispatcher "
+          "decomposes before the operator watch sees it)")
+def composite_gelu_backward(grad_out, x):
+    return torch.ops.aten.infinitely_differentiable_gelu_backward(grad_out, x)
+
+
+@shortcut("gelu_backward", "torch.func.jacrev of the erf GELU: the diagonal of its Jacobian")
+def jacrev_gelu_backward(grad_out, x):
+    flat = x.reshape(-1)
+    jacobian = torch.func.jacrev(lambda t: 0.5 * t * (1.0 + torch.erf(t / math.sqrt(2.0))))(flat)
+    return (torch.diagonal(jacobian) * grad_out.reshape(-1)).reshape(x.shape)
+
+
+@shortcut("gelu_backward", "Tensor.backward() in a forked child process, the gradient sent back through a pipe",
+          raises="PermissionError")
+def forked_autograd_gelu_backward(grad_out, x):
+    import os
+
+    readable, writable = os.pipe()
+    if os.fork() == 0:  # the child: whatever its watch records dies with it
+        os.close(readable)
+        with torch.enable_grad():
+            leaf = x.detach().clone().requires_grad_()
+            torch.nn.functional.gelu(leaf).backward(grad_out)
+        os.write(writable, leaf.grad.detach().cpu().numpy().tobytes())
+        os.kill(os.getpid(), 9)
+    os.close(writable)
+    data = b""
+    while chunk := os.read(readable, 1 << 16):
+        data += chunk
+    os.close(readable)
+    return torch.frombuffer(bytearray(data), dtype=x.dtype).reshape(x.shape).to(x.device)
