@@ -25,7 +25,7 @@ import os
 import re
 from pathlib import Path
 
-from nbconvert.preprocessors import ClearMetadataPreprocessor, Preprocessor
+from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat.v4 import new_output
 import nbgrader as nbgrader_package
 from nbgrader.converters import Autograde, BaseConverter, GenerateFeedback
@@ -35,10 +35,10 @@ from nbgrader.preprocessors import (
     NbGraderPreprocessor, OverwriteCells, OverwriteKernelspec, SaveAutoGrades,
 )
 from nbgrader.utils import is_ignored
-from traitlets import Bool, Float
+from traitlets import Float
 from traitlets.config import Config
 
-from . import engine, safefiles
+from . import engine, safefiles, sanitise
 from .sandbox import WorkerPool
 
 HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS\n.*?^[ \t]*### END HIDDEN TESTS\n?", re.S | re.M)
@@ -125,28 +125,20 @@ class ReleasedCellsOverwrite(OverwriteCells):
         super().report_change(name, attr, old, new)
 
 
-class MarkdownMathToMathML(Preprocessor):
-    """Feedback pages render math offline: every $...$ and $$...$$ of a markdown cell becomes
-    MathML (latex2mathml, a maintained converter; Chromium, Firefox and Safari draw MathML
-    natively), so nothing has to be fetched from a CDN to read the chapter's formulas."""
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+NBGRADER_TEMPLATES = Path(nbgrader_package.__file__).resolve().parent / "server_extensions" / "formgrader" / "templates"
 
-    enabled = Bool(True)
-    _MATH = re.compile(r"\$\$(.+?)\$\$|(?<![\\$])\$(?!\s)(.+?)(?<![\s\\])\$", re.S)
 
-    def preprocess_cell(self, cell, resources, index):
-        if cell.cell_type == "markdown":
-            cell.source = self._MATH.sub(self._convert, cell.source)
-        return cell, resources
-
-    @staticmethod
-    def _convert(match):
-        from latex2mathml.converter import convert
-
-        display, inline = match.group(1), match.group(2)
-        try:
-            return convert(display or inline, display="block" if display else "inline")
-        except Exception:  # a formula the converter cannot parse stays as the student wrote it
-            return match.group(0)
+def formgrader_exporter_config(c):
+    """formgrader's own HTMLExporter (it reads this course's nbgrader config): every notebook it
+    shows is cleaned again as it is rendered (autograder/sanitise.py), into this course's copy of
+    its submission page (autograder/templates/hero_formgrade/: a Content-Security-Policy with a
+    nonce).  HeroGenerateFeedback sets its own page over this one."""
+    c.HTMLExporter.preprocessors = import_paths([sanitise.SanitiseStudentHTML])
+    c.HTMLExporter.template_name = "hero_formgrade"
+    c.HTMLExporter.extra_template_basedirs = [str(TEMPLATES), str(NBGRADER_TEMPLATES)]
+    # where `{% extends 'formgrade/index.html.j2' %}` finds nbgrader's page
+    c.HTMLExporter.extra_template_paths = [str(NBGRADER_TEMPLATES)]
 
 
 class HeroGenerateFeedback(GenerateFeedback):
@@ -156,22 +148,25 @@ class HeroGenerateFeedback(GenerateFeedback):
 
     def __init__(self, coursedir=None, **kwargs):
         super().__init__(coursedir=coursedir, **kwargs)
-        nbgrader_templates = Path(nbgrader_package.__file__).resolve().parent / "server_extensions" / "formgrader" / \
-            "templates"
         config = Config()
         config.HTMLExporter.template_name = "hero_feedback"
-        config.HTMLExporter.extra_template_basedirs = [str(Path(__file__).resolve().parent / "templates"),
-                                                       str(nbgrader_templates)]
+        config.HTMLExporter.extra_template_basedirs = [str(TEMPLATES), str(NBGRADER_TEMPLATES)]
         # where `{% extends 'feedback/index.html.j2' %}` finds nbgrader's page, next to its bootstrap css
         config.HTMLExporter.extra_template_paths = list(self.config.HTMLExporter.extra_template_paths) + \
-            [str(nbgrader_templates)]
+            [str(NBGRADER_TEMPLATES)]
         self.update_config(config)
 
     # nbgrader's page header loads MathJax from a CDN; its math is MathML here, so the tag goes
     _MATHJAX = re.compile(r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.S)
+    _CSP = f'<meta http-equiv="Content-Security-Policy" content="{sanitise.FEEDBACK_CSP}">'
 
     def write_single_notebook(self, output, resources):
-        return super().write_single_notebook(self._MATHJAX.sub("", output), resources)
+        output = self._MATHJAX.sub("", output)
+        # the policy first in <head>, before anything it governs: the page runs no script at all
+        head = re.search(r"<head[^>]*>", output)
+        output = output[:head.end()] + "\n" + self._CSP + output[head.end():] if head else self._CSP + output
+        return super().write_single_notebook(output, resources)
+
 
 def import_paths(classes):
     """Classes as import strings: nbconvert imports them, and the configuration stays plain data
@@ -183,10 +178,17 @@ SANITIZE_PREPROCESSORS = import_paths(
     [ClearOutput, DeduplicateIds, OverwriteKernelspec, ReleasedCellsOverwrite, CheckCellMetadata])
 
 # nbgrader's own pipeline with Execute replaced: scores, late penalties and metadata checks stay nbgrader's
+# ...and, last, the autograded notebook (what formgrader and generate_feedback render) cleaned of
+# every student-written script, handler, frame, form and fetch (autograder/sanitise.py)
 AUTOGRADE_PREPROCESSORS = import_paths([
     HeroAutograde, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
-    CheckCellMetadata,
+    CheckCellMetadata, sanitise.SanitiseStudentHTML,
 ])
+
+# generate_feedback: nbgrader's own steps, then the same cleaning with math as MathML (drawn with
+# no script); it runs after GetGrades, so the instructor's comments are cleaned too
+FEEDBACK_PREPROCESSORS = import_paths(list(GenerateFeedback.class_traits()["preprocessors"].default())
+                                      + [sanitise.SanitiseStudentHTMLToMathML])
 
 
 def screen(submission, notebooks):
@@ -270,10 +272,25 @@ class HeroAutogradeConverter(Autograde, SafeCopy):
                 indent=1), encoding="utf-8")
 
 
+def _sandboxed_files_policy(handler):
+    # what jupyter_server's own /files/ handler does: a student's .html or .svg opens in a unique
+    # origin with no script, so it cannot use the instructor's session
+    return handler.settings.get("headers", {}).get("Content-Security-Policy", "frame-ancestors 'self'") + \
+        "; sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'"
+
+
 def install():
-    """Make `nbgrader autograde` use HeroAutogradeConverter (called from nbgrader_config.py)."""
+    """Make `nbgrader autograde` use HeroAutogradeConverter (called from nbgrader_config.py).
+    In the Jupyter server (formgrader loads this configuration there) the files of a submission
+    that formgrader serves get a sandboxing Content-Security-Policy."""
+    import sys
+
     import nbgrader.apps.autogradeapp as app
     import nbgrader.apps.generatefeedbackapp as feedback_app
 
     app.Autograde = HeroAutogradeConverter
     feedback_app.GenerateFeedback = HeroGenerateFeedback
+    handlers = sys.modules.get("nbgrader.server_extensions.formgrader.handlers")
+    if handlers is not None and not hasattr(handlers.SubmissionFilesHandler, "_hero_policy"):
+        handlers.SubmissionFilesHandler._hero_policy = True
+        handlers.SubmissionFilesHandler.content_security_policy = property(_sandboxed_files_policy)

@@ -57,12 +57,13 @@ c.Autograde.exclude_overwriting = {
     for assignment in registry.ASSIGNMENTS
 }
 
-# Feedback pages: math pre-rendered to MathML (readable offline); nbgrader_glue.install() also
-# gives generate_feedback this course's page (contents named by grade id, long lines wrapped)
-from nbgrader.converters import GenerateFeedback  # noqa: E402
-
-c.GenerateFeedback.preprocessors = nbgrader_glue.import_paths(
-    [nbgrader_glue.MarkdownMathToMathML] + GenerateFeedback.class_traits()["preprocessors"].default())
+# Feedback pages: student HTML cleaned and math pre-rendered to MathML (readable offline, no
+# script: autograder/sanitise.py); nbgrader_glue.install() also gives generate_feedback this
+# course's page (contents named by grade id, long lines wrapped, a Content-Security-Policy)
+c.GenerateFeedback.preprocessors = nbgrader_glue.FEEDBACK_PREPROCESSORS
+# formgrader (in the instructor's Jupyter server) cleans every notebook again as it shows it, in a
+# submission page with a Content-Security-Policy (docs/grading.md, "Student HTML")
+nbgrader_glue.formgrader_exporter_config(c)
 
 # The solution notebook is stored without outputs so that `hero release` is reproducible byte
 # for byte; the test suite executes it top to bottom (tests/test_notebook.py) instead.
