@@ -8,7 +8,9 @@
    system calls that reach outside the task: mounts, namespaces, tracing and
    other processes' memory, keyrings, BPF, kernel modules, System V IPC (it
    would outlive a task), and more.  They fail with EPERM.
-4. The worker is not dumpable: a task's process, running as the same user, can
+4. Each task's process also refuses clone, fork, vfork and execve (a second filter, stacked
+   after the fork): a task is exactly one single-threaded process.
+5. The worker is not dumpable: a task's process, running as the same user, can
    neither open /proc/<worker>/fd|mem nor trace it.
 
 `state()` reads back what the kernel says (uid, capabilities, no_new_privs,
@@ -91,6 +93,28 @@ def install_seccomp():
     for bit in CLONE_NAMESPACES:
         rules.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, bit, bit))
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    rules.load()
+
+
+# Calls that start a thread, a process or another program.  A task is one single-threaded
+# Python process: its CPU time is that process's own (a limit the kernel enforces), it can use
+# at most one core whatever it does, and every call it makes happens on the thread the
+# forbidden-call watch is installed on (the watch is per thread; a fork's record would be lost).
+NEW_PROCESS_CALLS = ("clone", "fork", "vfork", "execve", "execveat")
+
+
+def forbid_new_processes():
+    """Stack a second filter on the task's process (the worker keeps the first one): from now on
+    it cannot start a thread (clone3 already answers ENOSYS, so libc falls back to clone), a
+    process or a program.  Python then raises "can't start new thread" or PermissionError."""
+    import pyseccomp as seccomp
+
+    rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+    for name in NEW_PROCESS_CALLS:
+        try:
+            rules.add_rule(seccomp.ERRNO(errno.EPERM), name)
+        except (ValueError, OSError, RuntimeError):  # fork/vfork do not exist on some architectures
+            pass
     rules.load()
 
 

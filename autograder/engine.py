@@ -18,11 +18,12 @@ from typing import Optional
 
 import torch
 
-from . import probes, reference, registry, safefiles, wire
+from . import probes, reference, registry, report, safefiles, wire
 from .reference import checks as properties
-from .sandbox import WorkerFailure, WorkerPool
+from .sandbox import WorkerFailure, WorkerPool, wall_cap
 
-DEFAULT_TIMEOUT = 10.0  # seconds per exercise; a hang costs only that exercise
+DEFAULT_TIMEOUT = 10.0  # seconds of CPU time per exercise; a hang costs only that exercise
+STARVED_RERUNS = 2  # a task that waited for a CPU past its wall-clock cap is run again this often
 MAX_SOURCE_BYTES = 1_000_000
 MAX_NOTEBOOK_BYTES = 20_000_000
 MAX_FILES = 50
@@ -349,8 +350,43 @@ def _raised_message(raised, case_name):
                 f"called something not implemented yet: NotImplementedError('{stub}') (case {case_name}).")
     tail = "\n".join(raised.get("traceback", "").strip().splitlines()[-4:])
     kind = raised.get("type", "an exception")
-    return (f"用例 {case_name} 抛出了 {kind}: {raised['message']}\n{tail}",
-            f"case {case_name} raised {kind}: {raised['message']}\n{tail}")
+    hint = _one_process_hint(raised)
+    return (f"用例 {case_name} 抛出了 {kind}: {raised['message']}\n{tail}" + hint[0],
+            f"case {case_name} raised {kind}: {raised['message']}\n{tail}" + hint[1])
+
+
+_NEW_PROCESS_ROUTES = ("fork", "Popen", "subprocess", "multiprocessing", "exec", "spawn", "system")
+
+
+def _one_process_hint(raised):
+    """A thread or process the task tried to start (refused by the sandbox: confine.forbid_new_processes)."""
+    text = raised.get("message", "") + raised.get("traceback", "")
+    refused_thread = "can't start new thread" in text
+    refused_process = raised.get("type") == "PermissionError" and any(word in text for word in _NEW_PROCESS_ROUTES)
+    if not (refused_thread or refused_process):
+        return ("", "")
+    return ("\n评分时每个任务只有一个进程、一个线程：不能启动线程、子进程或其它程序。",
+            "\nwhile grading, each task is one process with one thread: threads, subprocesses and other programs "
+            "are refused.")
+
+
+_ROUTE = re.compile(r"torch(\.(?:[A-Za-z_][A-Za-z0-9_]*|<locals>)){1,12}\Z")
+
+
+def _forbidden_route(entry, forbidden):
+    """The torch functions through which the watch saw an `internals` call (probes.watching reports
+    "<call>\t<dotted name>"), as (zh, en) words for the feedback: each named only when it is a plain
+    dotted name under one of the registry's own prefixes for that call; nothing if none is."""
+    routes = []
+    for item in forbidden:
+        call, tab, route = item.partition("\t")
+        if tab and call == entry.call and len(route) <= 200 and _ROUTE.match(route) and any(
+                route == prefix or route.startswith(prefix + ".") for prefix in entry.internals):
+            routes.append(route)
+    if not routes:
+        return "", ""
+    named = ", ".join(routes[:2])
+    return f"（经由 {named}）", f" (through {named})"
 
 
 def judge_exercise(exercise, max_score, reply, devices_seen):
@@ -387,13 +423,14 @@ def judge_exercise(exercise, max_score, reply, devices_seen):
     cpu_values = {name: value for name, (kind, value) in cpu.items() if kind == "ok"}
     result.checks.extend(_properties(exercise.id, cpu_values))
     # the call is named from the registry, never from the reply's own words
-    used = [entry.call for entry in exercise.forbids if entry.call in body.get("forbidden", [])]
-    for call in used:
+    used = [entry for entry in exercise.forbids if entry.call in body.get("forbidden", [])]
+    for entry in used:
+        route = _forbidden_route(entry, body.get("forbidden", []))
         result.checks.insert(0, Check(
             "uses no forbidden shortcut", False,
-            f"本练习要求自己写出计算，不能调用 {call}；评分器在运行你的代码时看到了这个调用。",
-            f"this exercise asks you to write the computation yourself, not to call {call}; the grader saw "
-            "your code make that call."))
+            f"本练习要求自己写出计算，不能调用 {entry.call_zh or entry.call}；评分器在运行你的代码时看到了这个调用{route[0]}。",
+            f"this exercise asks you to write the computation yourself, not to call {entry.call}; the grader saw "
+            f"your code make that call{route[1]}."))
     if not all(check.passed for check in result.checks) and not used:
         diagnosis = _diagnose(exercise.id, cpu_values)
         if diagnosis is not None:
@@ -407,6 +444,24 @@ def judge_exercise(exercise, max_score, reply, devices_seen):
     return result
 
 
+def _seconds(value):
+    return "?" if value is None else f"{value:.1f} s"
+
+
+def _timeout_message(usage):
+    """Which limit stopped the task and what it used: a student (and an instructor) can tell an
+    endless loop (CPU limit), a task that slept or blocked (wall clock), and a busy machine."""
+    cpu, wall = _seconds(usage.get("cpu")), _seconds(usage.get("wall"))
+    if usage.get("limit") == "wall":
+        return (f"运行时间超过墙钟上限被终止：它在 {wall} 里只用了 {cpu} CPU 时间，大部分时间在睡眠或等待"
+                "（sleep、input()、锁、读管道？）；其它练习不受影响。",
+                f"stopped at the wall-clock cap: in {wall} it used only {cpu} of CPU time, so it was mostly "
+                "sleeping or blocked (sleep, input(), a lock, a pipe?); other exercises are unaffected.")
+    return (f"CPU 时间用完被终止：用了 {cpu} CPU 时间（墙钟 {wall}），可能是死循环或计算量过大；其它练习不受影响。",
+            f"stopped at its CPU-time limit: it used {cpu} of CPU time ({wall} wall clock), an infinite loop or "
+            "too much work?; other exercises are unaffected.")
+
+
 def _judge_failure(result, reply):
     """Fill `result` for a task that produced no outputs; return whether it did."""
     if isinstance(reply, WorkerFailure):
@@ -416,8 +471,19 @@ def _judge_failure(result, reply):
         return True
     if reply["status"] == "timeout":
         result.status = "timeout"
-        result.feedback_zh = "运行超时被终止（可能是死循环或计算量过大）；其它练习不受影响。"
-        result.feedback_en = "stopped after the time limit (an infinite loop or too much work?); other exercises are unaffected."
+        result.feedback_zh, result.feedback_en = _timeout_message(reply.get("usage") or {})
+        return True
+    if reply["status"] == "starved":
+        result.status = "error"
+        usage = reply.get("usage") or {}
+        runs = 1 + STARVED_RERUNS
+        result.feedback_zh = (f"评分机器太忙：这一项运行了 {runs} 次，每次都在等待 CPU（最后一次等了 "
+                              f"{_seconds(usage.get('waited'))}，只用了 {_seconds(usage.get('cpu'))} CPU 时间）。"
+                              "这不是你的代码的问题；请老师在机器空闲时重新评分。")
+        result.feedback_en = (f"the grading machine was too busy: this item ran {runs} times and waited for a CPU each "
+                              f"time (the last run waited {_seconds(usage.get('waited'))} and used only "
+                              f"{_seconds(usage.get('cpu'))} of CPU time). This is not your code's fault; it should "
+                              "be graded again when the machine is idle.")
         return True
     if reply["status"] == "tampered":
         result.status = "error"
@@ -554,13 +620,16 @@ def grade_many(folders, assignment_id=None, pool: Optional[WorkerPool] = None, t
     """Grade several submission folders with one pool; tasks of all folders run concurrently.
 
     Every folder gets a report: a submission that cannot be read, or whose replies cannot
-    be judged, loses its own points and says why; the others are graded as usual."""
+    be judged, loses its own points and says why; the others are graded as usual.
+    `assignment_id`: one id for every folder, or a list of one per folder (the caller's choice;
+    None lets the registry tell it, refusing a folder that fits several)."""
     from .progress import bar
 
     own_pool = pool is None
     pool = pool or WorkerPool()
     try:
-        plans = [_plan(Path(folder), assignment_id, timeout) for folder in folders]
+        ids = list(assignment_id) if isinstance(assignment_id, (list, tuple)) else [assignment_id] * len(folders)
+        plans = [_plan(Path(folder), ident, timeout) for folder, ident in zip(folders, ids, strict=True)]
         tasks = [task for plan in plans for task in plan["tasks"].values()]
         replies = {}
         with concurrent.futures.ThreadPoolExecutor(max_workers=pool.size) as executor, \
@@ -582,11 +651,15 @@ def grade(folder, assignment_id=None, pool=None, timeout=DEFAULT_TIMEOUT):
 def _safe_run(pool, task):
     """The task's reply as {"status", "payload", "output_tail"}, its payload checked against the
     schema, or the WorkerFailure that lost it."""
+    reruns = []
     try:
-        status, data, output = pool.run(task)
+        status, data, output, usage = pool.run(task)
+        while status == "starved" and len(reruns) < STARVED_RERUNS:
+            reruns.append(usage)
+            status, data, output, usage = pool.run(task)
     except WorkerFailure as exc:
         return exc
-    reply = {"status": status, "output_tail": output, "devices": pool.devices}
+    reply = {"status": status, "output_tail": output, "devices": pool.devices, "usage": usage, "reruns": reruns}
     if status != "ok":
         return reply
     if not data:
@@ -605,7 +678,8 @@ def _safe_run(pool, task):
 
 def _plan(folder: Path, assignment_id, timeout):
     assignment = registry.find_assignment(folder, assignment_id)
-    problems, refused_files, refused_notebook = [], [], []
+    # the folder's other assignments' notebooks are never read: it is graded as `assignment`
+    problems, refused_files, refused_notebook = registry.identity_problems(folder, assignment), [], []
     try:
         with safefiles.Folder(folder) as opened:
             files = read_package(opened, problems, refused_files)
@@ -624,6 +698,7 @@ def _plan(folder: Path, assignment_id, timeout):
         # the notebook runs top to bottom once, with a time budget for all its cells
         tasks["notebook"] = {"key": secrets.token_hex(8), "kind": "notebook", "files": files, "cells": cells,
                              "variables": [a.variable for a in assignment.answers], "cell_timeout": timeout,
+                             "cell_wall": wall_cap(timeout),
                              "timeout": 3 * timeout}
     return {"folder": folder, "assignment": assignment, "problems": problems, "tasks": tasks,
             "answer_cells": answer_cells, "refused": {"exercise": refused_files, "answer": refused_notebook}}
@@ -659,8 +734,11 @@ def _judge(plan, replies, pool):
         cell = plan["answer_cells"].get(answer.id)
         items.append(_judge_safely("answer", answer, points[answer.id], judge_answer, notebook_reply, cells_problem,
                                    cell))
-    for task in plan["tasks"].values():
+    for name, task in plan["tasks"].items():
         reply = replies[task["key"]]
+        for usage in reply.get("reruns", []) if isinstance(reply, dict) else []:
+            problems.append(f"{name} was run again: it waited {_seconds(usage.get('waited'))} for a CPU in "
+                            f"{_seconds(usage.get('wall'))} and used {_seconds(usage.get('cpu'))} (the machine was busy)")
         payload = reply.get("payload", {}) if isinstance(reply, dict) else {}
         for problem in payload.get("body", payload).get("load_problems", []):
             if problem not in problems:
@@ -681,10 +759,13 @@ def _judge(plan, replies, pool):
                   [printable(problem) for problem in problems], pool.limits)
 
 
-# C0/C1 controls (escape sequences can rewrite a terminal line, e.g. fake a total) and the
-# bidirectional overrides that reorder what a reader sees; newlines and tabs stay
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0/C1 controls (escape sequences can rewrite a terminal line, e.g. fake a total), the line and
+# paragraph separators (a line break to some readers and not to others), and the bidirectional
+# overrides that reorder what a reader sees; newlines and tabs stay
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text):
-    return _UNPRINTABLE.sub("\ufffd", text)
+    """Student text as every front end may show it: no control characters, and no line a CI
+    runner would take as a workflow command (report.neutralise), in reports, notebooks and logs."""
+    return report.neutralise(_UNPRINTABLE.sub("\ufffd", text))

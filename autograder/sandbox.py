@@ -119,7 +119,9 @@ def _bwrap_argv(worker_dir, hidden):
         "--proc", "/proc", "--dev", "/dev",
         # a GPU's device nodes, where there is one: the CUDA equivalence checks run in the sandbox too
         *[arg for node in sorted(glob.glob("/dev/nvidia*")) for arg in ("--dev-bind", node, node)],
-        "--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777", "--tmpfs", "/dev/shm",
+        # bounded in size: a task that fills them gets ENOSPC, not the grading machine's memory
+        "--perms", "1777", "--size", str(SCRATCH_BYTES), "--tmpfs", "/tmp",
+        "--perms", "1777", "--size", str(SCRATCH_BYTES), "--tmpfs", "/dev/shm",
     ]
     roots = python_roots()
     # bwrap makes the folders leading to a bind point private to root; the sandbox's uid must pass
@@ -145,7 +147,8 @@ def _bwrap_argv(worker_dir, hidden):
         # instead exits when its control socket closes, which happens when the grader goes away
         "--new-session", "--chdir", "/tmp",
         "--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "HOME", "/tmp",
-        "--setenv", "LANG", "C.UTF-8", "--setenv", "OMP_NUM_THREADS", "1", "--setenv", "HERO_PID_NAMESPACE", "1",
+        "--setenv", "LANG", "C.UTF-8", "--setenv", "OMP_NUM_THREADS", "1", "--setenv", "OPENBLAS_NUM_THREADS", "1",
+        "--setenv", "HERO_PID_NAMESPACE", "1",
         "--setenv", "MPLCONFIGDIR", "/tmp/matplotlib", "--setenv", "IPYTHONDIR", "/tmp/ipython",
         # the worker asks whether CUDA exists without initialising it, so its forked tasks still can
         "--setenv", "PYTORCH_NVML_BASED_CUDA_CHECK", "1",
@@ -162,26 +165,64 @@ def _bwrap_argv(worker_dir, hidden):
 
 
 # Limits on what student code may use.  A memory bomb or a fork bomb must cost one
-# exercise, never the machine.  cgroup v1 pids and memory controllers bound each worker
-# (the student's children included) where the grading user may create groups; the
-# worker also caps each task's address space (RLIMIT_AS), which works everywhere.
+# exercise, never the machine, and a busy task must not take another's CPU.  Each task is one
+# single-threaded process (confine.forbid_new_processes) with a CPU-time limit, wherever this
+# runs.  Where the grading user may create cgroups (v1 or v2), each worker also gets a pids,
+# a memory and a cpu group: at most PIDS_MAX processes, MEMORY_MAX bytes and one CPU, with the
+# default weight, so workers share the machine equally; the worker also caps each task's
+# address space (RLIMIT_AS), which works everywhere.
 PIDS_MAX = 256
 MEMORY_MAX = 6 * 1024**3  # per worker: torch's own footprint plus generous room
+CPU_PERIOD = 100_000  # microseconds; a quota of one period per period is one CPU
+SCRATCH_BYTES = 256 * 1024**2  # each of the sandbox's /tmp and /dev/shm
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+V1_SETTINGS = (("pids", {"pids.max": PIDS_MAX}), ("memory", {"memory.limit_in_bytes": MEMORY_MAX}),
+               ("cpu", {"cpu.cfs_period_us": CPU_PERIOD, "cpu.cfs_quota_us": CPU_PERIOD}))
+V2_SETTINGS = {"pids.max": PIDS_MAX, "memory.max": MEMORY_MAX, "cpu.max": f"{CPU_PERIOD} {CPU_PERIOD}"}
+
+# A task's limits: its own CPU time decides (seconds, --timeout); the wall clock only stops a
+# task that sleeps or blocks, after WALL_FACTOR times that plus WALL_EXTRA seconds.  A task that
+# reaches the wall clock while it mostly waited for a CPU was starved by other work on the
+# machine: it is run again, up to STARVED_RERUNS times (engine._safe_run).
+WALL_FACTOR, WALL_EXTRA = 3.0, 20.0
+STARVED_SHARE = 0.5  # a task that waited for a CPU this share of its wall time was starved, not slow
+
+
+def wall_cap(cpu_seconds):
+    return WALL_FACTOR * float(cpu_seconds) + WALL_EXTRA
+
+
+def cgroup_version():
+    """2 for a unified hierarchy, 1 for per-controller hierarchies, None where there is none."""
+    if (CGROUP_ROOT / "cgroup.controllers").exists():
+        return 2
+    if all((CGROUP_ROOT / controller).is_dir() for controller, _ in V1_SETTINGS):
+        return 1
+    return None
 
 
 class ControlGroups:
-    """A pids and a memory cgroup (v1) for one worker, removed when it closes."""
+    """One worker's pids, memory and cpu groups (v1: one per controller; v2: one group with all
+    three), removed when it closes."""
 
     def __init__(self, name):
         self.paths = []
-        for controller, settings in (("pids", {"pids.max": PIDS_MAX}),
-                                     ("memory", {"memory.limit_in_bytes": MEMORY_MAX})):
-            path = CGROUP_ROOT / controller / name
-            path.mkdir()
-            self.paths.append(path)
-            for key, value in settings.items():
-                (path / key).write_text(str(value))
+        try:
+            if cgroup_version() == 2:
+                _enable_v2_controllers()
+                self._make(CGROUP_ROOT / name, V2_SETTINGS)
+            else:
+                for controller, settings in V1_SETTINGS:
+                    self._make(CGROUP_ROOT / controller / name, settings)
+        except OSError:
+            self.remove()
+            raise
+
+    def _make(self, path, settings):
+        path.mkdir()
+        self.paths.append(path)
+        for key, value in settings.items():
+            (path / key).write_text(str(value))
 
     def add(self, pid):
         for path in self.paths:
@@ -193,6 +234,15 @@ class ControlGroups:
                 path.rmdir()
             except OSError:
                 pass
+
+
+def _enable_v2_controllers():
+    """A v2 group has a controller only when its parent delegates it (cgroup.subtree_control)."""
+    control = CGROUP_ROOT / "cgroup.subtree_control"
+    enabled = control.read_text().split()
+    missing = [name for name in ("pids", "memory", "cpu") if name not in enabled]
+    if missing:
+        control.write_text(" ".join("+" + name for name in missing))
 
 
 def group_name(label):
@@ -212,6 +262,8 @@ def _owner_alive(name):
 
 @lru_cache(maxsize=None)
 def cgroups_work():
+    if cgroup_version() is None:
+        return False
     try:
         probe = ControlGroups(group_name("probe"))
     except OSError:
@@ -220,8 +272,8 @@ def cgroups_work():
     # groups an earlier run left behind (its processes were still dying when it ended); only
     # groups whose owning process is gone: another run's groups are empty between their
     # creation and their first worker, and must not vanish under it
-    for stale in CGROUP_ROOT.glob("*/hero-*"):
-        if not _owner_alive(stale.name):
+    for stale in [*CGROUP_ROOT.glob("*/hero-*"), *CGROUP_ROOT.glob("hero-*")]:
+        if stale.is_dir() and not _owner_alive(stale.name):
             try:
                 stale.rmdir()
             except OSError:
@@ -240,10 +292,11 @@ def describe_confinement(state):
 
 
 def describe_limits():
-    per_task = "an address-space cap on each task"
+    per_task = "each task one single-threaded process with a CPU-time limit and an address-space cap"
     if cgroups_work():
-        return f"cgroup: {PIDS_MAX} processes and {MEMORY_MAX // 1024**3} GiB per worker; {per_task}"
-    return f"{per_task} only (no writable cgroup here: process count unbounded)"
+        return (f"cgroup v{cgroup_version()}: {PIDS_MAX} processes, {MEMORY_MAX // 1024**3} GiB and one CPU per "
+                f"worker; {per_task}")
+    return f"{per_task} (no writable cgroup here: no per-worker memory or CPU share)"
 
 
 class Worker:
@@ -282,7 +335,9 @@ class Worker:
         return self.log.read()[-2000:].decode("utf-8", "replace")
 
     def run(self, data: bytes, timeout: float):
-        """Run one task on pipes of its own; return (status, reply bytes, printed tail).
+        """Run one task on pipes of its own; return (status, reply bytes, printed tail, usage).
+        `timeout` is the task's CPU time in seconds; usage says what it used (cpu, wall and
+        waited seconds, and which limit stopped it, if one did).
 
         The worker receives the task's ends of three fresh pipes and forks a child that holds
         them alone; this side writes the task and reads the reply and the prints.  The reply is
@@ -291,7 +346,8 @@ class Worker:
         reply_r, reply_w = os.pipe()
         capture_r, capture_w = os.pipe()
         try:
-            socket.send_fds(self.control, [json.dumps({"timeout": timeout}).encode()], [task_r, reply_w, capture_w])
+            order = {"timeout": timeout, "wall": wall_cap(timeout), "starved_share": STARVED_SHARE}
+            socket.send_fds(self.control, [json.dumps(order).encode()], [task_r, reply_w, capture_w])
         except OSError as exc:
             for fd in (task_r, task_w, reply_r, reply_w, capture_r, capture_w):
                 os.close(fd)
@@ -301,7 +357,7 @@ class Worker:
         os.set_blocking(task_w, False)
         reply, captured, done = bytearray(), b"", None
         too_large = False
-        deadline = time.monotonic() + timeout + REPLY_MARGIN
+        deadline = time.monotonic() + wall_cap(timeout) + REPLY_MARGIN
         readers = {reply_r, capture_r}
         writers = {task_w}
         try:
@@ -345,15 +401,16 @@ class Worker:
         self.retire = done.get("retire") if isinstance(done, dict) else None
         if self.retire:
             outcome = "tampered"
-        elif status == "timeout":
-            outcome = "timeout"
+        elif status in ("timeout", "starved"):
+            outcome = status
         elif too_large:
             outcome = "too_large"
         elif status == "exited":
             outcome = "ok"
         else:
             raise WorkerFailure(f"worker answered {str(done)[:200]}")
-        return outcome, bytes(reply), captured.decode("utf-8", "replace")
+        usage = {key: done.get(key) for key in ("cpu", "wall", "waited", "limit")}
+        return outcome, bytes(reply), captured.decode("utf-8", "replace"), usage
 
     def close(self):
         self.control.close()
@@ -394,7 +451,8 @@ class WorkerPool:
             self._argv, self._env = _bwrap_argv(self._dir, sorted(hidden_paths)), {}
         else:
             self._argv = [sys.executable, "-I", "-B", os.path.join(self._dir, "worker.py")]
-            self._env = {"PATH": "/usr/bin:/bin", "HOME": self._dir, "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}
+            self._env = {"PATH": "/usr/bin:/bin", "HOME": self._dir, "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1",
+                         "OPENBLAS_NUM_THREADS": "1"}
         self._idle = queue.Queue()
         self._all = []
         self._lock = threading.Lock()
@@ -435,7 +493,7 @@ class WorkerPool:
         self._idle.put(self._take())
 
     def run(self, task):
-        """Run one task (a JSON-able dict with a "timeout"); return (status, reply bytes, prints).
+        """Run one task (a JSON-able dict with a "timeout"); return (status, reply bytes, prints, usage).
         A dead or hung worker is replaced and the task reported lost."""
         data = json.dumps(task).encode()
         worker = self._take()

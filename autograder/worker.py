@@ -152,7 +152,9 @@ class CellTimeout(BaseException):
 
 
 def _cell_timed_out(signum, frame):
-    raise CellTimeout("this cell ran past its time limit and was stopped")
+    if signum == signal.SIGPROF:
+        raise CellTimeout("this cell used up its CPU time limit and was stopped")
+    raise CellTimeout("this cell waited past its wall-clock limit (sleeping or blocked) and was stopped")
 
 
 def run_notebook(task):
@@ -166,13 +168,18 @@ def run_notebook(task):
                     ("input_transformers_cleanup", "input_transformers_post", "ast_transformers")}
     pristine_builtins = dict(vars(builtins))
     # one cell that hangs (an import-time loop in the package, say) costs that cell, not the notebook
+    # the cell's own CPU time decides (ITIMER_PROF); the wall clock only stops one that sleeps
+    signal.signal(signal.SIGPROF, _cell_timed_out)
     signal.signal(signal.SIGALRM, _cell_timed_out)
+    cpu_limit, wall_limit = float(task["cell_timeout"]), float(task["cell_wall"])
     for index, source in task["cells"]:
-        limit = float(task["cell_timeout"])
-        signal.setitimer(signal.ITIMER_REAL, limit, limit)  # repeats, should the first one be caught
+        # both repeat, should the first signal be caught
+        signal.setitimer(signal.ITIMER_PROF, cpu_limit, cpu_limit)
+        signal.setitimer(signal.ITIMER_REAL, wall_limit, wall_limit)
         try:
             result = shell.run_cell(source, store_history=False, silent=False)
         finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
             signal.setitimer(signal.ITIMER_REAL, 0)
         vars(builtins).update(pristine_builtins)  # patched builtins end with the cell that patched them
         for name, original in transformers.items():
@@ -195,11 +202,12 @@ def run_notebook(task):
     return {"values": values, "cell_failures": failures[:20]}
 
 
-def child(task_fd, reply_fd, capture_fd):
+def child(cpu_limit, task_fd, reply_fd, capture_fd):
     """Runs in the forked child; never returns.  It reads its own task from its own pipe,
     so nothing of another task was ever in the memory it starts from."""
     code = 0
     try:
+        limit_cpu_time(cpu_limit)
         os.setsid()
         for number in CATCHABLE:
             signal.signal(number, signal.SIG_DFL)
@@ -214,6 +222,9 @@ def child(task_fd, reply_fd, capture_fd):
         os.close(task_fd)
         os._exit = refuse_exit  # a student's os._exit ends their code, not the task's report
         torch.set_num_threads(1)
+        if torch.cuda.is_available():
+            torch.zeros(1, device="cuda")  # the driver starts its threads now, before they are refused
+        confine.forbid_new_processes()  # one process, one thread, from here to the reply
         limit_address_space()
         sys.meta_path.insert(0, MemoryFinder(task["files"]))
         sys.dont_write_bytecode = True
@@ -257,27 +268,88 @@ def close_all_but(keep):
 def serve_one(order, task_fd, reply_fd, capture_fd):
     """Fork a child for one task and wait for it.  The three pipes are the task's own: the
     grader holds their other ends, and this process closes its copies at once, so the reply
-    channel is held by that task's processes alone.  This process never reads them."""
+    channel is held by that task's processes alone.  This process never reads them.
+
+    The task is one single-threaded process (confine.forbid_new_processes), so its CPU time is
+    that process's own: the limit that decides is `order["timeout"]` seconds of CPU, checked
+    here every POLL seconds and by RLIMIT_CPU in the kernel.  `order["wall"]` seconds of wall
+    clock only catch a task that sleeps or blocks; a task that reaches it while it mostly
+    waited for a CPU (at least `order["starved_share"]` of it: the machine was busy) is reported
+    "starved", and the grader runs it again."""
+    cpu_limit, wall_limit = float(order["timeout"]), float(order["wall"])
+    started = time.monotonic()
     pid = os.fork()
     if pid == 0:
-        child(task_fd, reply_fd, capture_fd)
+        child(cpu_limit, task_fd, reply_fd, capture_fd)
     for fd in (task_fd, reply_fd, capture_fd):
         os.close(fd)
     pidfd = os.pidfd_open(pid)
-    finished, _, _ = select.select([pidfd], [], [], float(order["timeout"]))
+    limit = None
+    while limit is None:
+        if select.select([pidfd], [], [], POLL)[0]:
+            break
+        if task_cpu_seconds(pid) >= cpu_limit:
+            limit = "cpu"
+        elif time.monotonic() - started >= wall_limit:
+            limit = "wall"
+    waited = run_queue_seconds(pid)  # read before the process is reaped
     os.close(pidfd)
     try:
         os.killpg(pid, signal.SIGKILL)  # anything still in the child's process group
     except (ProcessLookupError, PermissionError):
         pass
-    _, wait_status = os.waitpid(pid, 0)
+    _, wait_status, usage = os.wait4(pid, 0)
+    wall = time.monotonic() - started
+    cpu = usage.ru_utime + usage.ru_stime
+    if limit is None and os.WIFSIGNALED(wait_status) and os.WTERMSIG(wait_status) in (signal.SIGXCPU, signal.SIGKILL) \
+            and cpu >= cpu_limit:
+        limit = "cpu"  # the kernel's RLIMIT_CPU ended it between two polls
     sweep()
-    wipe_scratch()
-    reply = {"status": "exited" if finished else "timeout", "exit": os.waitstatus_to_exitcode(wait_status)}
-    changed = own_settings() != SETTINGS
-    if changed:  # the filter should make this impossible; if not, this worker serves no one else
+    clean = wipe_scratch()
+    status = "exited" if limit is None else "timeout"
+    if limit == "wall" and waited is not None and waited >= float(order["starved_share"]) * wall:
+        status = "starved"
+    reply = {"status": status, "limit": limit, "exit": os.waitstatus_to_exitcode(wait_status),
+             "cpu": round(cpu, 3), "wall": round(wall, 3), "waited": None if waited is None else round(waited, 3)}
+    if own_settings() != SETTINGS:  # the filter should make this impossible; if not, this worker serves no one else
         reply["retire"] = "the task changed the worker's limits or scheduling"
+    elif not clean:
+        reply["retire"] = "the task left files in the scratch folders that could not be removed"
     return reply
+
+
+POLL = 0.05  # seconds between two looks at a running task's CPU time
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def task_cpu_seconds(pid):
+    """User plus system CPU time of the running task's process (/proc/PID/stat fields 14 and 15)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def run_queue_seconds(pid):
+    """How long the task's process was runnable but waited for a CPU (/proc/PID/schedstat, its
+    second field, in nanoseconds); None where the kernel does not keep it."""
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as schedstat:
+            return int(schedstat.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def limit_cpu_time(seconds):
+    """The kernel's own bound on the task's CPU time: SIGXCPU a second after the limit, SIGKILL a
+    second later (the worker's polling normally stops the task first)."""
+    import math
+    import resource
+
+    soft = math.ceil(seconds) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
 
 
 def own_settings():
@@ -333,36 +405,94 @@ def sweep():
 
 def wipe_scratch():
     """Empty the sandbox's writable folders between tasks: what one task writes there is gone
-    before the next one starts, so tasks of different submissions share no writable files."""
+    before the next one starts, so tasks of different submissions share no writable files.
+    Returns whether they are empty now (apart from read-only binds); a worker whose scratch
+    could not be emptied serves no further task."""
     if not IN_PID_NAMESPACE:
-        return
-    for folder in SCRATCH:
-        _wipe(folder, os.lstat(folder).st_dev)
+        return True
+    return all(_wipe(folder) for folder in SCRATCH)
 
 
-def _wipe(folder, device):
-    """Remove everything under `folder` on the scratch file system `device`; a folder that holds a
-    read-only bind (the Python environment of a clone under /tmp) keeps that bind and nothing else."""
+def _wipe(folder):
+    """Remove everything under `folder` on its own file system, iteratively and through one
+    directory descriptor at a time: no depth (past PATH_MAX or the recursion limit), name or
+    count of entries can stop it.  A folder that holds a mount (the bound Python environment
+    of a clone under /tmp) keeps that mount and the folders leading to it."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
     try:
-        entries = list(os.scandir(folder))
+        fd = os.open(folder, flags)
     except OSError:
-        return
-    for entry in entries:
-        try:
-            info = entry.stat(follow_symlinks=False)
-            if info.st_dev != device:
-                continue  # a mount point: the bound Python environment, not the task's
-            if entry.is_dir(follow_symlinks=False):
+        return False
+    device = os.fstat(fd).st_dev
+    # one frame per level down to the open folder: its name in its parent, its subfolders still to visit
+    frames = [(None, _clear_files(fd, device))]
+    try:
+        while frames:
+            frame = frames[-1]
+            if frame[1]:
+                name = frame[1].pop()
                 try:
-                    os.chmod(entry.path, 0o700)  # a task may leave a folder it cannot be removed from
+                    os.chmod(name, 0o700, dir_fd=fd, follow_symlinks=False)  # a task may leave a folder it cannot enter
                 except OSError:
                     pass
-                _wipe(entry.path, device)
-                os.rmdir(entry.path)
-            else:
-                os.unlink(entry.path)
+                try:
+                    inner = os.open(name, flags, dir_fd=fd)
+                except OSError:
+                    continue  # checked below: what stays makes the worker retire
+                os.close(fd)
+                fd = inner
+                frames.append((name, _clear_files(fd, device)))
+                continue
+            frames.pop()
+            if not frames:
+                break
+            parent = os.open("..", flags, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            try:
+                os.rmdir(frame[0], dir_fd=fd)
+            except OSError:
+                pass  # it leads to a mount, which stays
+    finally:
+        os.close(fd)
+    return _only_mounts_left(folder, device)
+
+
+def _clear_files(fd, device):
+    """Unlink every non-folder entry of the open folder `fd`; return its subfolders on `device`."""
+    folders = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+                if info.st_dev != device:
+                    continue  # a mount point: the bound Python environment, not the task's
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.name)
+                else:
+                    os.unlink(entry.name, dir_fd=fd)
+            except OSError:
+                pass
+    return folders
+
+
+def _only_mounts_left(folder, device):
+    """Whether nothing the tasks wrote is left under `folder`: only folders leading to a mount."""
+    pending = [folder]
+    while pending:
+        path = pending.pop()
+        try:
+            with os.scandir(path) as entries:
+                for entry in entries:
+                    info = entry.stat(follow_symlinks=False)
+                    if info.st_dev != device:
+                        continue
+                    if not entry.is_dir(follow_symlinks=False):
+                        return False
+                    pending.append(entry.path)
         except OSError:
-            pass  # still holds a bind mount, or was made by bwrap as root: the task cannot write there
+            return False
+    return True
 
 
 def main():

@@ -168,29 +168,38 @@ def test_scores_are_identical_across_isolation_modes(submission, grade, monkeypa
 
 
 @needs_bubblewrap
-def test_a_detached_grandchild_neither_stalls_the_task_nor_reaches_the_worker(submission, grade):
+def test_a_task_starts_no_process_or_thread_and_cannot_reach_the_worker(submission, grade):
+    """A task is one single-threaded process: fork, threads and programs are refused by the
+    kernel (confine.forbid_new_processes), so nothing of it outlives it or escapes its accounting."""
     hostile = (
-        "    import os, time\n"
+        "    import os, threading, subprocess\n"
         "    try:\n"
         "        open(f'/proc/{os.getppid()}/mem', 'rb').read(1)\n"
         "        print('worker memory is open')\n"
         "    except OSError:\n"
         "        print('worker memory is closed')\n"
-        "    if os.fork() == 0:\n"
-        "        os.setsid()\n"
-        "        time.sleep(60)\n"
-        "        os._exit(0)\n"
+        "    for name, start in (('fork', os.fork), ('thread', lambda: threading.Thread(target=print).start()),\n"
+        "                        ('program', lambda: subprocess.run(['true'])), ('exec', lambda: os.execv('/bin/true', ['true']))):\n"
+        "        try:\n"
+        "            if start() == 0:\n"
+        "                os._exit(0)\n"
+        "            print(name, 'started')\n"
+        "        except (OSError, RuntimeError) as exc:\n"
+        "            print(name, 'refused:', type(exc).__name__)\n"
         "    print('tasks alive:', len([p for p in os.listdir('/proc') if p.isdigit()]))\n"
     )
     folder = submission(edits=gelu_body(hostile + REFERENCE_GELU))
     first, second = grade(folder), grade(folder)
     assert first.item("gelu").status == "passed"
-    assert "worker memory is closed" in first.item("gelu").output
-    assert "worker memory is open" not in first.item("gelu").output
-    # the sweep after each task leaves the next task of the same workers as many processes as the first
+    output = first.item("gelu").output
+    assert "worker memory is closed" in output and "worker memory is open" not in output
+    for name in ("fork", "thread", "program", "exec"):
+        assert f"{name} refused" in output, output
+    assert "started" not in output
+    # the worker and this task only, every time
     alive = [[line for line in report.item("gelu").output.splitlines() if line.startswith("tasks alive")][0]
              for report in (first, second)]
-    assert alive[0] == alive[1], alive
+    assert alive[0] == alive[1] == "tasks alive: 2", alive
 
 
 def test_root_without_bubblewrap_is_refused_unless_asked_for(monkeypatch):

@@ -77,8 +77,7 @@ CATALOGUE = (
     Attempt("memory_bomb", "allocates 30 GiB", "exercise", "gelu",
             "_bomb = b' ' * (30 * 2**30)\n"),
     Attempt("fork_bomb", "forks without end", "exercise", "parameter_count",
-            "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
-            needs_process_limit=True),
+            "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"),
     Attempt("write_outside", "writes files outside the submission: /tmp, the home folder, the repository",
             "exercise", "layer_norm",
             "for _path in ('{marker}', '{home}/hero-pwned.txt', '{repo}/hero-pwned.txt', '../hero-pwned.txt'):\n"
@@ -251,7 +250,89 @@ CATALOGUE = (
     Attempt("old_schema", "one notebook cell carries an old nbgrader schema_version", "file", "total_params",
             "old-schema:{notebook}", nbgrader_skips=True),
     # --- the instructor's browser (student HTML and scripts) ----------------------------------
+    Attempt("html_notebook", "puts scripts, event handlers, javascript:/data: URLs, SVG and MathML scripts, "
+            "frames, forms, CSS that fetches, hostile output mime bundles, attachments and widget state in its "
+            "notebook, each calling formgrader's API with the instructor's session to rewrite grades",
+            "file", "total_params", "html-notebook:{notebook}"),
+    Attempt("html_in_feedback", "its answer cell raises an error whose message is HTML and script, which the "
+            "feedback quotes in the grade cell's output", "answer", "increment_gap",
+            "del increment_gap\nraise ValueError(\"<img src=x onerror=alert('HERO-XSS:feedback-value')>"
+            "<script>alert('HERO-XSS:feedback-script')</script>\")\n"),
     # --- the assignment's identity and the reports (CI workflow commands, report links) -------
+    Attempt("foreign_notebook", "ships another chapter's notebook with every answer right (chapter 1's, "
+            "graded first when a folder chose its assignment) beside its own", "file", "total_params",
+            "foreign-notebook:ch01_tokens.ipynb:ch01_tokens"),
+    Attempt("workflow_commands", "prints CI workflow commands on lines of their own (a forged ::notice of full "
+            "marks, ::stop-commands::, ::add-mask::, ::set-output, ::error, ##[error], Azure's ##vso[), to stdout "
+            "and stderr, then runs a wrong body", "exercise", "feedforward",
+            "import sys\n_forged = '\\n'.join("
+            "['::notice title=ch05_block: 21/21::all 14 graded items passed', '::stop-commands::hero', "
+            "'::add-mask::hero', '::set-output name=score::21', '::error file=hero_transformer/model.py,line=1::x', "
+            "'::hero::', '##[error]forged', '##vso[task.complete result=Succeeded;]forged', "
+            "'   ::warning::indented', '\\t##[warning]indented', '\\u2028::notice::after a line separator', "
+            "'mid-line ##vso[task.setvariable variable=score]21 and ##[error]forged']"
+            ")\nprint(_forged)\nsys.stderr.write(_forged + '\\n')\n"),
+    Attempt("workflow_commands_raised", "raises an error whose message is CI workflow commands, one per line",
+            "exercise", "gelu",
+            "raise RuntimeError('\\n' + '\\n'.join("
+            "['::notice title=ch05_block: 21/21::all 14 graded items passed', '::stop-commands::hero', "
+            "'::add-mask::hero', '::set-output name=score::21', '::error file=hero_transformer/model.py,line=1::x', "
+            "'::hero::', '##[error]forged', '##vso[task.complete result=Succeeded;]forged', "
+            "'   ::warning::indented', '\\t##[warning]indented', '\\u2028::notice::after a line separator', "
+            "'mid-line ##vso[task.setvariable variable=score]21 and ##[error]forged']"
+            "))\n"),
+    Attempt("workflow_commands_answer", "an answer cell prints CI workflow commands and raises them as its error "
+            "(its wrong value deleted, so that the error is what the feedback quotes)", "answer", "residual_output",
+            "del residual_output\n_forged = '\\n'.join("
+            "['::notice title=ch05_block: 21/21::all 14 graded items passed', '::stop-commands::hero', "
+            "'::add-mask::hero', '::set-output name=score::21', '::error file=hero_transformer/model.py,line=1::x', "
+            "'::hero::', '##[error]forged', '##vso[task.complete result=Succeeded;]forged', "
+            "'   ::warning::indented', '\\t##[warning]indented', '\\u2028::notice::after a line separator', "
+            "'mid-line ##vso[task.setvariable variable=score]21 and ##[error]forged']"
+            ")\nprint(_forged)\nraise ValueError('\\n' + _forged)\n"),
     # --- the machine's CPU and the scratch folders ---------------------------------------------
+    Attempt("cpu_storm", "starts a few hundred busy processes, each in a session of its own (setsid, double "
+            "fork), and busy threads, to starve the other tasks of the batch", "exercise", "block",
+            "import os, threading\n"
+            "def _spin():\n    while True:\n        pass\n"
+            "for _ in range(300):\n"
+            "    try:\n"
+            "        if os.fork() == 0:\n"
+            "            os.setsid()\n"
+            "            if os.fork() == 0:\n"
+            "                _spin()\n"
+            "            os._exit(0)\n"
+            "        print('{leak} a process started')\n"
+            "    except OSError:\n        pass\n"
+            "    try:\n"
+            "        threading.Thread(target=_spin, daemon=True).start()\n"
+            "        print('{leak} a thread started')\n"
+            "    except RuntimeError:\n        pass\n"),
+    Attempt("burn_cpu", "spins until its CPU-time limit in every task, beside the honest submissions", "exercise",
+            "feedforward", "while True:\n    pass\n"),
+    Attempt("deep_scratch", "leaves a folder chain deeper than PATH_MAX and the recursion limit, 10,000 files "
+            "and full scratch folders for the next task, and looks for an earlier task's", "module", "",
+            "import os\n"
+            "for _root in ('/tmp', '/dev/shm'):\n"
+            "    for _name in os.listdir(_root):\n"
+            "        if _name.startswith('hero-deep'):\n"
+            "            print('{leak} leftover', _root, _name)\n"
+            "    try:\n"
+            "        _fd = os.open(_root, os.O_RDONLY)\n"
+            "        for _name in ['hero-deep'] + ['d' * 250] * 1500:\n"
+            "            os.mkdir(_name, dir_fd=_fd)\n"
+            "            _inner = os.open(_name, os.O_RDONLY, dir_fd=_fd)\n"
+            "            os.close(_fd)\n"
+            "            _fd = _inner\n"
+            "        os.close(os.open('trace', os.O_CREAT | os.O_WRONLY, dir_fd=_fd))\n"
+            "        os.fchmod(_fd, 0o500)\n"
+            "        os.close(_fd)\n"
+            "        os.mkdir(_root + '/hero-deep-wide')\n"
+            "        for _index in range(5000):\n"
+            "            open(f'{{_root}}/hero-deep-wide/{{_index}}', 'w').close()\n"
+            "        with open(_root + '/hero-deep-fill', 'wb') as _fill:\n"
+            "            while True:\n"
+            "                _fill.write(bytes(1 << 20))\n"
+            "    except OSError:\n        pass\n"),
     # --- forbidden calls through other routes ----------------------------------------------------
 )
