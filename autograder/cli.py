@@ -42,6 +42,14 @@ def _assignments(args, folders):
     return [assignment.id for assignment in chosen], None
 
 
+def _say(text):
+    """A line for the grader's stderr: folder names and refusals can hold a student's text, and in
+    --format json no stop-commands wrapper covers them."""
+    from .report import printable
+
+    print(printable(text), file=sys.stderr)
+
+
 def _grade(args):
     from . import report
 
@@ -55,11 +63,11 @@ def _grade_quietly(args, after):
     folders = [Path(p) for p in args.paths]
     for folder in folders:
         if not folder.is_dir():
-            print(f"hero grade: {folder} is not a folder", file=sys.stderr)
+            _say(f"hero grade: {folder} is not a folder")
             return EXIT_GRADER_FAILED
     assignment, refusal = _assignments(args, folders)
     if refusal:
-        print(refusal, file=sys.stderr)
+        _say(refusal)
         return EXIT_GRADER_FAILED
     from . import report
 
@@ -68,7 +76,7 @@ def _grade_quietly(args, after):
         for target in _output_paths(args):
             report.check_output(target, roots)
     except report.UnsafeOutput as exc:
-        print(f"hero grade: refused before grading: {exc}", file=sys.stderr)
+        _say(f"hero grade: refused before grading: {exc}")
         return EXIT_GRADER_FAILED
     from .progress import Timer
     from .sandbox import WorkerPool
@@ -88,7 +96,7 @@ def _grade_quietly(args, after):
     try:
         _write_reports(args, reports, report, roots, after)
     except report.UnsafeOutput as exc:
-        print(f"hero grade: {exc}", file=sys.stderr)
+        _say(f"hero grade: {exc}")
         return EXIT_GRADER_FAILED
     if args.format == "json":
         print(report.to_json(reports))
@@ -103,7 +111,7 @@ def _grade_quietly(args, after):
         for result in reports:
             percent = 100.0 * result.score / result.max_score if result.max_score else 0.0
             if percent < args.fail_under:
-                print(f"hero grade: {result.submission} scored {percent:.1f}% < {args.fail_under:g}%", file=sys.stderr)
+                _say(f"hero grade: {result.submission} scored {percent:.1f}% < {args.fail_under:g}%")
                 return EXIT_BELOW_THRESHOLD
     return 0
 

@@ -759,13 +759,4 @@ def _judge(plan, replies, pool):
                   [printable(problem) for problem in problems], pool.limits)
 
 
-# C0/C1 controls (escape sequences can rewrite a terminal line, e.g. fake a total), the line and
-# paragraph separators (a line break to some readers and not to others), and the bidirectional
-# overrides that reorder what a reader sees; newlines and tabs stay
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def printable(text):
-    """Student text as every front end may show it: no control characters, and no line a CI
-    runner would take as a workflow command (report.neutralise), in reports, notebooks and logs."""
-    return report.neutralise(_UNPRINTABLE.sub("\ufffd", text))
+printable = report.printable  # student text as every front end may show it (one definition, in report.py)

@@ -45,6 +45,7 @@ def _dotted(code):
 # __torch_dispatch__ (torch._disable_dynamo) and torch.func's transforms, so it is no route of its own
 TRANSPARENT = frozenset({"torch._dynamo.eval_frame.DisableContext.__call__.<locals>._fn"})
 MISSING = object()
+SUBCLASS_DISPATCH = "torch.Tensor.__torch_dispatch__"  # as registry.SUBCLASS_DISPATCH (this file imports no registry)
 ROUTES_PER_CALL = 2  # route names kept per forbidden call (the reply holds at most 10 strings)
 
 
@@ -125,6 +126,8 @@ def watching(forbids):
                 seen.update(differentiators)
             elif internals:
                 found = internal_frames()
+                if _own_dispatch(types):  # a subclass's __torch_dispatch__ will run it, with this mode set aside
+                    found = [f for f in [matched(SUBCLASS_DISPATCH)] if f is not None] + found
                 if func.namespace == "prims":  # torch._prims' operators, however they are reached
                     found = [f for f in [matched(f"torch._prims.{name}")] + found if f is not None]
                 if found:
@@ -170,6 +173,16 @@ def watching(forbids):
         nn.Module.__init__ = original_init
         for kind, original in scripted.items():
             kind.__call__ = original
+
+
+def _own_dispatch(types):
+    """Whether a tensor type of the operator handles it in a __torch_dispatch__ of its own (not
+    torch.Tensor's or nn.Parameter's disabled one): that Python code runs outside the watch."""
+    return any(cls is not torch.Tensor and vars(cls).get("__torch_dispatch__", _NO_DISPATCH) is not _NO_DISPATCH
+               for kind in types for cls in kind.__mro__)
+
+
+_NO_DISPATCH = torch._C._disabled_torch_dispatch_impl
 
 
 def _differentiating():

@@ -54,6 +54,7 @@ class Forbidden:
     call_zh: str = ""  # the call in the Chinese feedback, where it is words rather than code ("" = `call`)
 
 
+SUBCLASS_DISPATCH = "torch.Tensor.__torch_dispatch__"  # the route probes.watching names for a subclass's handler
 # torch's own Python implementations of operators (reference implementations, decompositions, prims)
 # and its compilers, tracers and exporters: each computes a forbidden result from elementary operators,
 # or runs code the operator watch cannot trust (TorchScript, compiled kernels), so in an exercise that
@@ -63,13 +64,15 @@ INTERNAL_PACKAGES = ("torch._refs", "torch._decomp", "torch._prims", "torch._pri
                      "torch._functorch._aot_autograd", "torch._functorch.aot_autograd",
                      "torch._functorch.partitioners", "torch._functorch.compilers", "torch._functorch.compile_utils",
                      "torch._functorch.python_key", "torch._functorch.fx_minifier", "torch._subclasses",
-                     "torch._higher_order_ops", "torch.export", "torch._export", "torch.onnx", "torch._lazy")
+                     "torch._higher_order_ops", "torch.export", "torch._export", "torch.onnx", "torch._lazy",
+                     # a tensor subclass's own __torch_dispatch__ runs with the watch set aside
+                     SUBCLASS_DISPATCH)
 INTERNAL_ROUTES = Forbidden(
     "torch's internal implementations or compilers (torch._refs / torch._decomp / torch._prims, "
-    "torch.compile / torch.jit / torch.fx / torch.export)",
+    "torch.compile / torch.jit / torch.fx / torch.export) or a tensor subclass's __torch_dispatch__",
     internals=INTERNAL_PACKAGES,
     call_zh="torch 的内部参考实现或编译器（torch._refs / torch._decomp / torch._prims，"
-            "torch.compile / torch.jit / torch.fx / torch.export）")
+            "torch.compile / torch.jit / torch.fx / torch.export），或张量子类的 __torch_dispatch__")
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,18 @@ def neutralise(text):
         text = changed
 
 
+# C0/C1 controls (escape sequences can rewrite a terminal line, e.g. fake a total), the line and
+# paragraph separators (a line break to some readers and not to others), and the bidirectional
+# overrides that reorder what a reader sees; newlines and tabs stay
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text):
+    """Student text (feedback, prints, file and folder names) as every front end may show it: no
+    control characters, and no line a CI runner would take as a workflow command."""
+    return neutralise(_UNPRINTABLE.sub("\ufffd", str(text)))
+
+
 def markdown_table_text(text):
     """One line of plain text for a cell of a Markdown table that a browser will render (a CI job
     summary): no HTML, no link or image syntax, no table break, no workflow command."""

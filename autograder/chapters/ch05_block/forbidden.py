@@ -128,6 +128,32 @@ def fx_traced_gelu(x):
     return graph(x)
 
 
+@shortcut("gelu", "torch's GELU kernel fused after a product with the identity (_addmm_activation, use_gelu)")
+def fused_addmm_gelu(x):
+    flat = x.reshape(-1, x.shape[-1])
+    eye = torch.eye(x.shape[-1], dtype=x.dtype, device=x.device)
+    bias = torch.zeros(x.shape[-1], dtype=x.dtype, device=x.device)
+    return torch._addmm_activation(bias, flat, eye, use_gelu=True).reshape(x.shape)
+
+
+@shortcut("gelu", "oneDNN's fused linear with a \"gelu\" attribute (torch.ops.mkldnn._linear_pointwise)")
+def onednn_linear_gelu(x):
+    flat = x.reshape(-1, x.shape[-1])
+    eye = torch.eye(x.shape[-1], dtype=x.dtype, device=x.device)
+    return torch.ops.mkldnn._linear_pointwise(flat, eye, None, "gelu", [], "none").reshape(x.shape)
+
+
+@shortcut("layer_norm", "F.layer_norm run from a tensor subclass's __torch_dispatch__ (the watch is set aside "
+          "while a subclass handles an operator)", route="torch.Tensor.__torch_dispatch__")
+def subclass_dispatch_layer_norm(self, x):
+    class Box(torch.Tensor):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            return F.layer_norm(x, (x.shape[-1],), self.weight, self.bias, self.eps)
+
+    return torch.add(Box._make_subclass(Box, torch.zeros(1)), 0)
+
+
 @shortcut("gelu", "F.gelu in a threading.Thread (the watch is per thread)", raises="can't start new thread")
 def threaded_gelu(x):
     import threading
