@@ -48,6 +48,7 @@ release: $(STAMP)
 
 bench: $(STAMP) sandbox
 	$(VENV)/bin/python benchmarks/grading_speed.py
+	$(VENV)/bin/python benchmarks/task_overhead.py
 
 # the reference model: a training step against SDPA, KV-cache generation, peak memory
 bench-model: $(STAMP)

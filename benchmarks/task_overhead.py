@@ -1,4 +1,4 @@
-"""What a task's CPU accounting costs, measured side by side in one run.
+"""What a task's CPU accounting and the HTML sanitiser cost, measured side by side in one run.
 
 Each task of a worker is forked, then stacks the seccomp filter that refuses new threads and
 processes (confine.forbid_new_processes) and sets RLIMIT_CPU; while it runs, the worker reads
@@ -6,7 +6,9 @@ its CPU time from /proc every 50 ms.  This prints
   1. the cost of the filter per task: forks that install it against forks that do not;
   2. the worker's own CPU time while it watches a task that spins for a few seconds, as a share
      of that task's time (what the polling costs);
-  3. the time per task of a real sandboxed worker for an empty one-cell task.
+  3. the time per task of a real sandboxed worker for an empty one-cell task;
+  4. what sanitising costs per notebook (autograder/sanitise.py, run by nbgrader's autograde,
+     formgrader and generate_feedback): every chapter's solution notebook, against reading it.
 
     .venv/bin/python benchmarks/task_overhead.py [--forks N]
 """
@@ -20,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "autograder"))
 
 import confine  # noqa: E402  (the worker's own module: standard library and pyseccomp only)
+import pyseccomp  # noqa: E402,F401  (imported once, as the worker has it when it forks a task)
 
 from autograder import sandbox  # noqa: E402
 
@@ -58,6 +61,29 @@ def worker_pids(root):
     return found
 
 
+def sanitiser_cost(repeat=5):
+    import copy
+    import statistics
+
+    import nbformat
+
+    from autograder import registry, sanitise
+
+    for assignment in registry.ASSIGNMENTS.values():
+        path = registry.REPO_ROOT / "solutions" / assignment.id / assignment.notebook_name
+        notebook = nbformat.read(path, as_version=4)
+        read, cleaned = [], []
+        for _ in range(repeat):
+            started = time.perf_counter()
+            copied = copy.deepcopy(notebook)
+            read.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            sanitise.sanitise_notebook(copied)
+            cleaned.append(time.perf_counter() - started)
+        print(f"sanitising {assignment.id} ({len(notebook.cells)} cells): {statistics.median(cleaned) * 1e3:.1f} ms "
+              f"(copying it: {statistics.median(read) * 1e3:.1f} ms)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--forks", type=int, default=200)
@@ -68,6 +94,7 @@ def main():
     print(f"fork and exit: {bare * 1e3:.2f} ms; with the task filter: {filtered * 1e3:.2f} ms "
           f"(+{(filtered - bare) * 1e3:.2f} ms per task)")
 
+    sanitiser_cost()
     pool = sandbox.WorkerPool(size=1)
     try:
         pool.wait_ready()
