@@ -292,7 +292,7 @@ def main(argv=None):
     grade.add_argument("--format", choices=("table", "json"), default="table")
     grade.add_argument("--lang", choices=("zh", "en"), default="zh", help="feedback language")
     grade.add_argument("--details", action="store_true", help="print the full feedback of every lost item")
-    grade.add_argument("--timeout", type=float, default=10.0, help="seconds per exercise (default 10)")
+    grade.add_argument("--timeout", type=float, default=10.0, help="seconds of CPU time per exercise (default 10; the wall clock only stops a task that sleeps)")
     grade.add_argument("--fail-under", type=float, metavar="PERCENT",
                        help="exit 1 when a submission scores below PERCENT of the maximum")
     grade.add_argument("--gradescope", metavar="FILE", help="also write Gradescope's results.json (one submission)")
@@ -357,11 +357,11 @@ def main(argv=None):
     except Exception as exc:  # the grader itself failed: never a silent zero
         import traceback
 
-        from .report import neutralise
+        from .report import printable
 
-        # a message may quote a submission's file name: no workflow command at a line's start
-        print(neutralise(traceback.format_exc()), end="", file=sys.stderr)
-        print(neutralise(f"hero {args.command}: the grader failed: {exc}"), file=sys.stderr)
+        # a message may quote a submission's file name: no control character or workflow command
+        print(printable(traceback.format_exc()), end="", file=sys.stderr)
+        _say(f"hero {args.command}: the grader failed: {exc}")
         return EXIT_GRADER_FAILED
 
 

@@ -68,7 +68,7 @@ def verdict_output(item):
 
 
 class HeroAutograde(NbGraderPreprocessor):
-    timeout = Float(engine.DEFAULT_TIMEOUT, help="seconds allowed per exercise").tag(config=True)
+    timeout = Float(engine.DEFAULT_TIMEOUT, help="seconds of CPU time allowed per exercise").tag(config=True)
 
     def preprocess(self, nb, resources):
         folder = Path(resources["metadata"]["path"]).resolve()

@@ -33,7 +33,7 @@ def pytest_addoption(parser):
                     help="the assignment every submission is graded as (required with --hero-submission)")
     group.addoption("--hero-lang", choices=("zh", "en"), default="zh", help="feedback language (default zh)")
     group.addoption("--hero-timeout", type=float, default=10.0, metavar="SECONDS",
-                    help="seconds per exercise (default 10)")
+                    help="seconds of CPU time per exercise (default 10)")
 
 
 class GradeFailed(Exception):
