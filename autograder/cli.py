@@ -204,6 +204,38 @@ def _samples(args):
     return 0
 
 
+def _mutants(args):
+    from . import mutants, registry
+    from .progress import Timer
+    from .sandbox import WorkerPool
+
+    unknown = [name for name in args.assignments if name not in registry.ASSIGNMENTS]
+    if unknown:
+        _say(f"hero mutants: no such assignment: {', '.join(unknown)} (known: {', '.join(registry.ASSIGNMENTS)})")
+        return 2
+    chosen = [registry.ASSIGNMENTS[name] for name in args.assignments] or list(registry.ASSIGNMENTS.values())
+    timer, pool = Timer(), WorkerPool()
+    try:
+        results = mutants.run(chosen, pool, per_exercise=args.sample, exercises=args.exercise or None,
+                              show_progress=True, timeout=args.timeout)
+    finally:
+        pool.close()
+    command = "hero mutants " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["mutants"] else "hero mutants"
+    Path(args.out).write_text(mutants.markdown(results, command), encoding="utf-8")
+    print("| assignment | made | killed | equivalent | survived |")
+    print("|---|---|---|---|---|")
+    for row in mutants.summary_rows(results):
+        print("| " + " | ".join(map(str, row)) + " |")
+    made = sum(r.made for r in results)
+    survived = sum(len(r.survivors) for r in results)
+    stale = sum(len(r.stale) for r in results)
+    equivalent = sum(r.equivalent for r in results)
+    print(f"{made} mutants of {len(results)} exercises in {timer.elapsed:.0f} s: {made - survived - equivalent} "
+          f"killed, {equivalent} listed as equivalent, {survived} survived, {stale} stale list entries; "
+          f"report in {args.out}")
+    return 1 if survived or stale else 0
+
+
 def _corpus(args):
     from . import reference
 
@@ -318,6 +350,15 @@ def main(argv=None):
     sam.add_argument("--assignment", help="only this assignment")
     sam.add_argument("--no-hostile", action="store_true", help="leave out the hostile attempts")
     sam.set_defaults(run=_samples)
+
+    mut = commands.add_parser("mutants", help="grade mutants of every reference body through the real grader: "
+                                              "which the hidden tests kill, which survive (report in markdown)")
+    mut.add_argument("assignments", nargs="*", metavar="ASSIGNMENT", help="only these assignments (default: all)")
+    mut.add_argument("--exercise", action="append", metavar="ID", help="only this exercise (repeatable)")
+    mut.add_argument("--sample", type=int, metavar="N", help="only a fixed sample of N mutants per exercise")
+    mut.add_argument("--timeout", type=float, default=10.0, help="seconds of CPU time per mutant (default 10)")
+    mut.add_argument("--out", default="mutants-report.md", help="the report (default: mutants-report.md)")
+    mut.set_defaults(run=_mutants)
 
     cor = commands.add_parser("corpus", help="the Tang-poem corpus: fetch it (npm pack, integrity-checked) or "
                                              "print its figures against seed 003's")

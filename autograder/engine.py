@@ -50,6 +50,7 @@ class ItemResult:
     feedback_en: str = ""
     checks: list = field(default_factory=list)
     output: str = ""  # what the student's code printed (tail)
+    misconception: str = ""  # the id of the fault whose misconception the feedback names, if any
 
     def finish(self):
         failed = [check for check in self.checks if not check.passed]
@@ -221,11 +222,17 @@ def faults_of(exercise_id):
 def fault_outputs(exercise_id, fault_id):
     """The outputs of the reference with one fault's body in place of its exercise's."""
     entry = next(entry for entry in faults_of(exercise_id) if entry.id == fault_id)
+    return outputs_with(exercise_id, entry.function)
+
+
+def outputs_with(exercise_id, function):
+    """The outputs, case by case, of the reference with `function` in place of the exercise's
+    (a fault's body, or a mutant's in the tests), run in this process."""
     exercise, module = registry.exercise(exercise_id), reference_module(exercise_id)
     owner_name, _, attribute = exercise.target.rpartition(".")
     owner = getattr(module, owner_name) if owner_name else module
     saved = owner.__dict__[attribute]
-    setattr(owner, attribute, entry.function)
+    setattr(owner, attribute, function)
     try:
         return {name: _run(module, exercise_id, name) for name in cases_of(exercise_id)}
     finally:
@@ -254,33 +261,44 @@ def mismatch(got, expected):
             return (f"输出 dtype {got.dtype} 与参考实现不同（请保持输入的 dtype）。",
                     f"the output's dtype {got.dtype} differs from the reference's (keep the input's dtype).")
         if not torch.isfinite(got).all() and torch.isfinite(expected).all():
-            return ("输出含 NaN 或 inf。", "the output contains NaN or inf.")
+            return (f"输出含 NaN 或 inf（你的输出：{_values(got)}）。",
+                    f"the output contains NaN or inf (your output: {_values(got)}).")
         if not torch.allclose(got.double(), expected.double(), equal_nan=True, **properties.TOLERANCE):
-            return ("数值与参考实现不一致。", "the values differ from the reference.")
+            return (f"数值与参考实现不一致（你的输出：{_values(got)}）。",
+                    f"the values differ from the reference (your output: {_values(got)}).")
         return None
     if isinstance(expected, (tuple, list)):
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-            return (f"返回值的结构与参考实现不同（你返回了 {_describe(got)}）。",
-                    f"the returned structure differs from the reference's (you returned {_describe(got)}).")
+            return (f"返回值的结构与参考实现不同（你返回了 {_describe(got, 'zh')}）。",
+                    f"the returned structure differs from the reference's (you returned {_describe(got, 'en')}).")
         for index, (got_item, expected_item) in enumerate(zip(got, expected)):
             problem = mismatch(got_item, expected_item)
             if problem:  # say which item: "your result '雲'" alone does not say where in a list
                 return (f"第 {index} 项（从 0 数起）：{problem[0]}", f"item {index} (counting from 0): {problem[1]}")
         return None
     if got != expected or type(got) is not type(expected) and not _both_numbers(got, expected):
-        return (f"你的结果 {_describe(got)} 与参考实现不同。", f"your result {_describe(got)} differs from the reference.")
+        return (f"你的结果 {_describe(got, 'zh')} 与参考实现不同。",
+                f"your result {_describe(got, 'en')} differs from the reference.")
     return None
+
+
+def _values(tensor, count=6):
+    """The student's own tensor as feedback shows it: its first values, never the expected ones."""
+    flat = tensor.detach().reshape(-1)[:count].tolist()
+    shown = ", ".join(f"{value:.4g}" if isinstance(value, float) else str(value) for value in flat)
+    return f"[{shown}{', …' if tensor.numel() > count else ''}]"
 
 
 def _both_numbers(a, b):
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b))
 
 
-def _describe(value):
+def _describe(value, lang):
+    """A student's value in feedback of one language (the words around it are that language's)."""
     if isinstance(value, torch.Tensor):
-        return f"shape {list(value.shape)} 的张量"
+        return f"shape 为 {list(value.shape)} 的张量" if lang == "zh" else f"a tensor of shape {list(value.shape)}"
     if isinstance(value, (tuple, list)):
-        return f"{type(value).__name__} of {len(value)}"
+        return f"{len(value)} 项的 {type(value).__name__}" if lang == "zh" else f"a {type(value).__name__} of {len(value)}"
     return repr(value)[:200]
 
 
@@ -298,14 +316,26 @@ def _properties(exercise_id, out):
     return [Check(name, problem is None, *(problem or ("", ""))) for name, problem in found]
 
 
-def _diagnose(exercise_id, cpu_outputs):
-    """The known misconception whose outputs the student's outputs reproduce, if any."""
+def _same_outcome(got, fault_value):
+    """Whether a student's outcome on one case, ("ok", value) or ("raised", what), is the fault's
+    (a value, or probes.Unusable when the fault's body raised: then the same exception type)."""
+    kind, value = got
+    if isinstance(fault_value, probes.Unusable):
+        return kind == "raised" and fault_value.reason.partition(":")[0] == value.get("type")
+    return kind == "ok" and mismatch(value, fault_value) is None
+
+
+def _diagnose(exercise_id, cpu):
+    """The known misconception the student's outcomes reproduce, or None.
+
+    A fault is named only when the student's outcome is the fault's on every case (the same
+    value, or the same exception type where the fault's body raised): a body that matches a
+    fault only where the fault raised, or only on the cases that do not tell it from the
+    reference, has another mistake, and naming this one would send the student to the wrong
+    line."""
     for entry in faults_of(exercise_id):
         expected = fault_outputs(exercise_id, entry.id)
-        comparable = [name for name, value in expected.items() if not isinstance(value, probes.Unusable)]
-        if comparable and all(
-            name in cpu_outputs and mismatch(cpu_outputs[name], expected[name]) is None for name in comparable
-        ):
+        if all(name in cpu and _same_outcome(cpu[name], value) for name, value in expected.items()):
             return entry
     return None
 
@@ -432,8 +462,9 @@ def judge_exercise(exercise, max_score, reply, devices_seen):
             f"this exercise asks you to write the computation yourself, not to call {entry.call}; the grader saw "
             f"your code make that call{route[1]}."))
     if not all(check.passed for check in result.checks) and not used:
-        diagnosis = _diagnose(exercise.id, cpu_values)
+        diagnosis = _diagnose(exercise.id, cpu)
         if diagnosis is not None:
+            result.misconception = diagnosis.id
             result.feedback_zh = "可能的误解：" + diagnosis.zh
             result.feedback_en = "likely misconception: " + diagnosis.en
     result.output = reply.get("output_tail", "")
@@ -598,7 +629,8 @@ def _answer_problem(answer, got, expected):
         return (f"这些键的值不对：{wrong}。", f"these keys have wrong values: {wrong}.")
     if isinstance(expected, dict) and isinstance(got, dict):
         return (f"键名应为 {', '.join(expected)}。", f"the keys should be {', '.join(expected)}.")
-    return (f"你的结果 {_describe(got)} 与参考答案不同。", f"your result {_describe(got)} differs from the reference answer.")
+    return (f"你的结果 {_describe(got, 'zh')} 与参考答案不同。",
+            f"your result {_describe(got, 'en')} differs from the reference answer.")
 
 
 def _cell_failure(body, cell_index):
@@ -616,20 +648,24 @@ def _cell_failure(body, cell_index):
 
 
 def grade_many(folders, assignment_id=None, pool: Optional[WorkerPool] = None, timeout=DEFAULT_TIMEOUT,
-               show_progress=False):
+               show_progress=False, only=None):
     """Grade several submission folders with one pool; tasks of all folders run concurrently.
 
     Every folder gets a report: a submission that cannot be read, or whose replies cannot
     be judged, loses its own points and says why; the others are graded as usual.
     `assignment_id`: one id for every folder, or a list of one per folder (the caller's choice;
-    None lets the registry tell it, refusing a folder that fits several)."""
+    None lets the registry tell it, refusing a folder that fits several).  `only`: a list, one per
+    folder, of the exercise ids to grade (a mutant is graded on its own exercise alone; the report
+    then holds only those items and no answers), or None for everything."""
     from .progress import bar
 
     own_pool = pool is None
     pool = pool or WorkerPool()
     try:
         ids = list(assignment_id) if isinstance(assignment_id, (list, tuple)) else [assignment_id] * len(folders)
-        plans = [_plan(Path(folder), ident, timeout) for folder, ident in zip(folders, ids, strict=True)]
+        wanted = list(only) if only is not None else [None] * len(folders)
+        plans = [_plan(Path(folder), ident, timeout, exercises)
+                 for folder, ident, exercises in zip(folders, ids, wanted, strict=True)]
         tasks = [task for plan in plans for task in plan["tasks"].values()]
         replies = {}
         with concurrent.futures.ThreadPoolExecutor(max_workers=pool.size) as executor, \
@@ -676,19 +712,21 @@ def _safe_run(pool, task):
     return reply
 
 
-def _plan(folder: Path, assignment_id, timeout):
+def _plan(folder: Path, assignment_id, timeout, only=None):
     assignment = registry.find_assignment(folder, assignment_id)
+    exercises = [e for e in assignment.exercises if only is None or e.id in only]
     # the folder's other assignments' notebooks are never read: it is graded as `assignment`
     problems, refused_files, refused_notebook = registry.identity_problems(folder, assignment), [], []
     try:
         with safefiles.Folder(folder) as opened:
             files = read_package(opened, problems, refused_files)
-            cells, answer_cells = read_notebook_cells(opened, assignment.notebook_name, problems, refused_notebook)
+            cells, answer_cells = (read_notebook_cells(opened, assignment.notebook_name, problems, refused_notebook)
+                                   if only is None else (None, {}))
     except OSError as exc:  # the folder itself cannot be opened
         problems.append(f"the submission folder could not be read: {exc.strerror}")
         files, cells, answer_cells = {}, None, {}
     tasks = {}
-    for exercise in assignment.exercises:
+    for exercise in exercises:
         cases = {name: {k: probes.encode(v) for k, v in case.items()} for name, case in cases_of(exercise.id).items()}
         tasks[exercise.id] = {"key": secrets.token_hex(8), "kind": "exercise", "exercise": exercise.id,
                               "probes": assignment.id, "module": exercise.module,
@@ -700,7 +738,8 @@ def _plan(folder: Path, assignment_id, timeout):
                              "variables": [a.variable for a in assignment.answers], "cell_timeout": timeout,
                              "cell_wall": wall_cap(timeout),
                              "timeout": 3 * timeout}
-    return {"folder": folder, "assignment": assignment, "problems": problems, "tasks": tasks,
+    return {"folder": folder, "assignment": assignment, "exercises": exercises, "problems": problems, "tasks": tasks,
+            "answers": assignment.answers if only is None else (),
             "answer_cells": answer_cells, "refused": {"exercise": refused_files, "answer": refused_notebook}}
 
 
@@ -723,14 +762,14 @@ def _judge(plan, replies, pool):
     devices = set()
     items = []
     problems = list(plan["problems"])
-    for exercise in assignment.exercises:
+    for exercise in plan["exercises"]:
         reply = replies[plan["tasks"][exercise.id]["key"]]
         items.append(_judge_safely("exercise", exercise, points[exercise.id], judge_exercise, reply, devices))
     notebook_task = plan["tasks"].get("notebook")
     cells_problem = None if notebook_task else next(
         (p for p in plan["problems"] if assignment.notebook_name in p), "notebook missing")
     notebook_reply = replies[notebook_task["key"]] if notebook_task else None
-    for answer in assignment.answers:
+    for answer in plan["answers"]:
         cell = plan["answer_cells"].get(answer.id)
         items.append(_judge_safely("answer", answer, points[answer.id], judge_answer, notebook_reply, cells_problem,
                                    cell))

@@ -64,7 +64,7 @@ class Attempt:
 
 def _insert_at_body(text, fault, code):
     """Put `code` at the start of the fault's body inside model.py's text."""
-    first_line = next(line for line in release._function_body(fault.function, "") if line.strip())
+    first_line = next(line for line in fault.body("") if line.strip())
     lines = text.splitlines(keepends=True)
     index = next(i for i, line in enumerate(lines) if line.strip() == first_line.strip())
     indent = lines[index][: len(lines[index]) - len(lines[index].lstrip())]

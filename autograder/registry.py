@@ -12,11 +12,13 @@ entry has a grade cell.
 """
 
 import importlib
+import inspect
 import json
 import os
 import re
+import textwrap
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -121,13 +123,16 @@ class Answer:
 class Entry:
     """One body of a catalogue: a known misconception (fault), a correct body written
     differently from the reference (variant), or a correct result reached by a forbidden
-    shortcut.  `function` has the signature of the exercise it replaces."""
+    shortcut.  Written either as a whole function (`written`, with the signature of the
+    exercise it replaces: where the mistake is a different algorithm) or as `edits`: (old, new)
+    text replacements applied to the reference body, each `old` found there exactly once, so the
+    catalogue reads as a list of mistakes and no copy of the reference can go stale."""
 
     id: str
     exercise: str
     zh: str
     en: str
-    function: Callable
+    written: Optional[Callable]
     kind: str  # "fault", "correct" or "forbidden"
     # a forbidden body only: the internal route (a dotted torch name) its feedback must name, when it
     # takes the forbidden result through torch's internals (the call named is then INTERNAL_ROUTES')
@@ -136,16 +141,52 @@ class Entry:
     # start (confine.forbid_new_processes), so it loses its exercise by raising, and its feedback must
     # hold this text, instead of failing the forbidden-call check
     raises: str = ""
+    edits: tuple = ()
 
     @property
     def sample(self):
         """The sample folder's name: a fault's own id, `correct_<id>` or `forbidden_<id>`."""
         return self.id if self.kind == "fault" else f"{self.kind}_{self.id}"
 
+    @cached_property
+    def source(self):
+        """The entry's function as source text (dedented)."""
+        from . import release  # release reads this module: imported when first needed
+        if self.written is not None:
+            return textwrap.dedent(inspect.getsource(self.written))
+        body = "\n".join(release.reference_body(exercise(self.exercise)))
+        for old, new in self.edits:
+            if body.count(old) != 1:
+                raise ValueError(f"{self.kind} {self.id}: {old!r} is in the reference body of {self.exercise} "
+                                 f"{body.count(old)} times, not once (the reference changed: rewrite the edit)")
+            body = body.replace(old, new)
+        return release.exercise_source(exercise(self.exercise), body.splitlines())
+
+    def body(self, indent):
+        """The entry's body as fence lines at `indent` (a sample's package)."""
+        from . import release
+        return release.body_lines(self.source, indent)
+
+    @cached_property
+    def function(self):
+        """The callable: the written function, or the edited reference compiled (compiled_body)."""
+        return self.written if self.written is not None else compiled_body(self.exercise, self.source, self.id)
+
+
+def compiled_body(exercise_id, source, label):
+    """A function's source (an exercise's, with another body) compiled in a copy of the namespace
+    of the reference module it belongs to: the names that module itself has (torch, math, F)."""
+    from . import reference
+    target = exercise(exercise_id)
+    namespace = dict(vars(reference.load(target.module)))
+    exec(compile(source, f"<{label}>", "exec"), namespace)  # our own catalogue's or mutant's text
+    return namespace[target.target.rpartition(".")[2]]
+
 
 def catalogue(kind):
-    """A new catalogue and its decorator `@entry(exercise, zh, en=zh)`, which adds the
-    function below it.  Catalogue bodies use only names model.py itself has (torch, math, F)."""
+    """A new catalogue and its decorator `@entry(exercise, zh, en=zh)`, which adds the function
+    below it; `entry.change(exercise, id, zh, en, (old, new), ...)` adds the reference body with
+    those edits.  Catalogue bodies use only names the exercise's module itself has (torch, math, F)."""
     entries = []
 
     def entry(exercise, zh, en=None, **expected):  # expected: Entry.route or Entry.raises
@@ -153,6 +194,12 @@ def catalogue(kind):
             entries.append(Entry(function.__name__, exercise, zh, en or zh, function, kind, **expected))
             return function
         return register
+
+    def change(exercise, ident, zh, en, *edits, **expected):
+        if not edits or not all(isinstance(edit, tuple) and len(edit) == 2 for edit in edits):
+            raise ValueError(f"{kind} {ident}: a change is one or more (old, new) pairs")
+        entries.append(Entry(ident, exercise, zh, en, None, kind, edits=tuple(edits), **expected))
+    entry.change = change
     return entries, entry
 
 

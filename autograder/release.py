@@ -117,18 +117,45 @@ def build_labs(output_root):
     write_files(target, complete_package())
 
 
-def _function_body(function, indent):
-    source = textwrap.dedent(inspect.getsource(function))
+def body_lines(source, indent):
+    """The body of a function's source text, as fence lines at `indent`."""
+    source = textwrap.dedent(source)
     node = ast.parse(source).body[0]
     body = source.splitlines()[node.body[0].lineno - 1 : node.end_lineno]
     return [indent + line if line else line for line in textwrap.dedent("\n".join(body)).splitlines()]
 
 
+def _exercise_file(exercise):
+    path = registry.REPO_ROOT / registry.PACKAGE / f"{exercise.module}.py"
+    return path.read_text(encoding="utf-8")
+
+
+def reference_body(exercise):
+    """The fenced lines of an exercise's reference body, dedented (the fence markers left out)."""
+    text = _exercise_file(exercise)
+    _, start, end, _ = next(fence for fence in _fences(text, exercise.module) if fence[0].id == exercise.id)
+    return textwrap.dedent("\n".join(text.splitlines()[start + 1 : end])).splitlines()
+
+
+def exercise_source(exercise, body):
+    """The source of the exercise's function (dedented, its docstring kept), with `body` (dedented
+    lines) in place of the fenced reference body: what a fault written as a change, or a mutant, is."""
+    text = _exercise_file(exercise)
+    lines = text.splitlines()
+    _, start, end, indent = next(fence for fence in _fences(text, exercise.module) if fence[0].id == exercise.id)
+    node = next(node for node in ast.walk(ast.parse(text)) if isinstance(node, ast.FunctionDef)
+                and node.lineno <= start + 1 <= node.end_lineno and node.name == exercise.target.rpartition(".")[2])
+    first = min([node.lineno] + [decorator.lineno for decorator in node.decorator_list]) - 1
+    function = lines[first:start] + [indent + line if line else line for line in body] + lines[end + 1 : node.end_lineno]
+    return textwrap.dedent("\n".join(function)) + "\n"
+
+
 def sample_package(chapter, replacement=None):
-    """The reference package, with one exercise body replaced (by a fault's or a variant's)."""
+    """The reference package, with one exercise body replaced (by a catalogue entry's or a mutant's:
+    anything with `exercise` and `body(indent)`)."""
     def replace(exercise, body, indent):
         if replacement is not None and replacement.exercise == exercise.id:
-            return _function_body(replacement.function, indent)
+            return replacement.body(indent)
         return body if exercise.chapter <= chapter else stub_lines(exercise, indent)
     return render_package(replace)
 

@@ -105,7 +105,7 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(SUMMARY["chapters"])
     if SUMMARY:
         terminalreporter.section("grader catalogues")
-        for key in ("faulty", "correct", "forbidden", "hostile", "bad input"):
+        for key in ("faulty", "correct", "forbidden", "mutants", "hostile", "bad input"):
             if key in SUMMARY:
                 terminalreporter.write_line(SUMMARY[key])
 

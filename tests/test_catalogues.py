@@ -50,7 +50,8 @@ def test_each_fault_loses_points_exactly_on_its_exercise(reports, assignment, fa
     report = reports[assignment.id, fault.sample]
     assert {item.id for item in report.items if item.score < item.max_score} == {fault.exercise}
     item = report.item(fault.exercise)
-    # the feedback names this misconception, in both languages
+    # the feedback names this misconception and no other fault's, in both languages
+    assert item.misconception == fault.id
     assert fault.zh in item.feedback_zh and fault.en in item.feedback_en
 
 
@@ -110,20 +111,20 @@ def graded_alone(pool, tmp_path_factory):
     root = tmp_path_factory.mktemp("alone")
     results = []
     for assignment in ASSIGNMENTS:
-        bodies = [(v.id, v.exercise, v.function) for v in assignment.entries("correct")]
+        bodies = [(v.id, v.exercise, v) for v in assignment.entries("correct")]
         bodies += [(f"reference_{e.id}", e.id, None) for e in assignment.exercises]
         first_fault = {e.id: engine.faults_of(e.id)[0] for e in assignment.exercises}
         folders, cases = [], []
-        for name, exercise_id, function in bodies:
+        for name, exercise_id, variant in bodies:
             for others in ("stubbed", "faulty"):
-                def replace(exercise, body, indent, exercise_id=exercise_id, function=function, others=others):
+                def replace(exercise, body, indent, exercise_id=exercise_id, variant=variant, others=others):
                     if exercise.id == exercise_id:
-                        return release._function_body(function, indent) if function else body
+                        return variant.body(indent) if variant else body
                     if exercise.chapter != assignment.chapter:
                         return body if exercise.chapter < assignment.chapter else release.stub_lines(exercise, indent)
                     if others == "stubbed":
                         return release.stub_lines(exercise, indent)
-                    return release._function_body(first_fault[exercise.id].function, indent)
+                    return first_fault[exercise.id].body(indent)
                 folder = root / assignment.id / f"{name}-{others}"
                 shutil.copytree(SAMPLE_ROOTS[assignment.id] / "reference", folder)
                 release.write_files(folder, release.render_package(replace))

@@ -135,3 +135,13 @@ def test_hero_grade_shows_a_progress_bar_with_eta_on_a_terminal():
     text = seen.decode("utf-8", "replace")
     assert re.search(r"grading 2 submission\(s\):.*\|.*\d+/\d+ \[\d\d:\d\d<\d\d:\d\d", text), text[-500:]
     assert "hero grade: 2 submission(s) graded in" in text
+
+
+def test_mutants_command_reports_a_table_and_a_summary_line(tmp_path):
+    out = tmp_path / "mutants.md"
+    done = hero("mutants", "ch05_block", "--exercise", "gelu", "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr  # every mutant of gelu is killed or listed
+    assert "| ch05_block |" in done.stdout and "mutants of 1 exercises in" in done.stdout.splitlines()[-1]
+    report = out.read_text(encoding="utf-8")
+    assert "| ch05_block | gelu |" in report and "`hero mutants ch05_block --exercise gelu" in report
+    assert hero("mutants", "ch99_nothing").returncode == 2
