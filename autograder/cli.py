@@ -222,17 +222,14 @@ def _mutants(args):
         pool.close()
     command = "hero mutants " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["mutants"] else "hero mutants"
     Path(args.out).write_text(mutants.markdown(results, command), encoding="utf-8")
-    print("| assignment | made | killed | equivalent | survived |")
-    print("|---|---|---|---|---|")
-    for row in mutants.summary_rows(results):
-        print("| " + " | ".join(map(str, row)) + " |")
-    made = sum(r.made for r in results)
+    print(mutants.table(mutants.SUMMARY_HEADER, mutants.summary_rows(results)))
+    made, killed = sum(r.made for r in results), sum(r.killed for r in results)
     survived = sum(len(r.survivors) for r in results)
     stale = sum(len(r.stale) for r in results)
-    equivalent = sum(r.equivalent for r in results)
-    print(f"{made} mutants of {len(results)} exercises in {timer.elapsed:.0f} s: {made - survived - equivalent} "
-          f"killed, {equivalent} listed as equivalent, {survived} survived, {stale} stale list entries; "
-          f"report in {args.out}")
+    equivalent, unchecked = sum(r.equivalent for r in results), sum(r.unchecked for r in results)
+    print(f"{made} mutants of {len(results)} exercises in {timer.elapsed:.0f} s: {killed} killed, {equivalent} listed "
+          f"as equivalent, {unchecked} differ only on CUDA (not checked here), {survived} survived, {stale} stale "
+          f"list entries; report in {args.out}")
     return 1 if survived or stale else 0
 
 

@@ -5,7 +5,10 @@ graded as a submission through the real grader (the sandboxed worker, the hidden
 properties), on its own exercise.  A mutant the grader fails is killed; one that earns full
 marks survived, and is either a gap in the hidden tests (a new case or property kills it) or
 equivalent to the reference (no correct test can tell them apart): then it is listed, with
-the reason, in the chapter's `equivalent_mutants.toml`, which a person reviews.
+the reason, in the chapter's `equivalent_mutants.toml`, which a person reviews.  An entry with
+`device = "cuda"` is a mutant that differs from the reference only on that device (a tensor
+made without `device=`): where the grader checks CUDA it must be killed like any other; on a
+machine without one it is counted apart, as not checkable here.
 
 The operators: Cosmic Ray's (a maintained mutation library whose operators work on any code
 string through parso, so a body can be mutated without a project, a test command or a
@@ -217,7 +220,8 @@ _EQUIVALENT_SCHEMA = fastjsonschema.compile({
     "properties": {"equivalent": {"type": "array", "items": {
         "type": "object", "additionalProperties": False, "required": ["exercise", "mutant", "change", "reason"],
         "properties": {"exercise": {"type": "string"}, "mutant": {"type": "string", "pattern": "^[0-9a-f]{10}$"},
-                       "change": {"type": "string"}, "reason": {"type": "string", "minLength": 10}}}}}})
+                       "change": {"type": "string"}, "reason": {"type": "string", "minLength": 10},
+                       "device": {"enum": ["cuda"]}}}}}})
 
 
 def equivalents(assignment):
@@ -244,7 +248,8 @@ class Outcome:
     feedback_en: str = ""
     feedback_zh: str = ""
     misconception: str = ""  # the fault the feedback named, if any
-    equivalent: str = ""  # the reviewed reason, when the list holds this mutant
+    equivalent: str = ""  # the reviewed reason, when the list holds this mutant as equivalent
+    unchecked: str = ""  # the device it differs on, when the grader has none of it here
 
 
 @dataclass
@@ -267,13 +272,17 @@ class ExerciseResult:
         return sum(bool(o.equivalent) and not o.killed for o in self.outcomes)
 
     @property
+    def unchecked(self):
+        return sum(bool(o.unchecked) and not o.killed for o in self.outcomes)
+
+    @property
     def survivors(self):
-        return [o for o in self.outcomes if not o.killed and not o.equivalent]
+        return [o for o in self.outcomes if not o.killed and not o.equivalent and not o.unchecked]
 
     @property
     def score(self):
-        """Killed over the mutants that can be killed (made less the equivalent ones)."""
-        killable = self.made - self.equivalent
+        """Killed over the mutants that can be killed here (made less the equivalent and unchecked)."""
+        killable = self.made - self.equivalent - self.unchecked
         return self.killed / killable if killable else 1.0
 
 
@@ -300,10 +309,12 @@ def run(assignments, pool=None, per_exercise=None, exercises=None, show_progress
                            if exercises is None or e.id in exercises}
             for mutant, report in zip(chosen, reports):
                 item = report.item(mutant.exercise)
-                reason = listed.get(mutant.id, {}).get("reason", "")
+                entry = listed.get(mutant.id, {})
+                device = entry.get("device", "")
+                checked = not device or device in report.devices
                 by_exercise[mutant.exercise].outcomes.append(Outcome(
                     mutant, item.status != "passed", item.status, item.feedback_en, item.feedback_zh,
-                    item.misconception, reason))
+                    item.misconception, "" if device else entry.get("reason", ""), "" if checked else device))
             made_ids = {m.id for m in made}
             for ident, entry in listed.items():
                 result = by_exercise.get(entry["exercise"])
@@ -312,7 +323,7 @@ def run(assignments, pool=None, per_exercise=None, exercises=None, show_progress
                 if ident not in made_ids:
                     result.stale.append(f"{ident}: listed as equivalent, but no such mutant is made any more "
                                         f"(the reference body changed?): {entry['change']!r}")
-                elif any(o.mutant.id == ident and o.killed for o in result.outcomes):
+                elif not entry.get("device") and any(o.mutant.id == ident and o.killed for o in result.outcomes):
                     result.stale.append(f"{ident}: listed as equivalent, but the grader kills it: {entry['change']!r}")
             results.extend(by_exercise.values())
         return results
@@ -323,27 +334,32 @@ def run(assignments, pool=None, per_exercise=None, exercises=None, show_progress
 # --- the report -----------------------------------------------------------------------------
 
 
+SUMMARY_HEADER = ("assignment", "made", "killed", "equivalent", "unchecked here", "survived")
+
+
 def summary_rows(results):
-    """Per chapter: (assignment, made, killed, equivalent, survived)."""
+    """Per chapter: SUMMARY_HEADER's figures."""
     rows = {}
     for r in results:
-        row = rows.setdefault(r.assignment, [r.assignment, 0, 0, 0, 0])
-        row[1] += r.made
-        row[2] += r.killed
-        row[3] += r.equivalent
-        row[4] += len(r.survivors)
+        row = rows.setdefault(r.assignment, [r.assignment, 0, 0, 0, 0, 0])
+        for index, figure in enumerate((r.made, r.killed, r.equivalent, r.unchecked, len(r.survivors)), 1):
+            row[index] += figure
     return [tuple(row) for row in rows.values()]
+
+
+def table(header, rows):
+    return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] +
+                      ["| " + " | ".join(map(str, row)) + " |" for row in rows])
 
 
 def markdown(results, command):
     """The report: a table per exercise, then every survivor with its diff, and stale list entries."""
     out = [f"# Mutation run of the hidden tests\n\n`{command}`\n",
-           "| assignment | exercise | made | killed | equivalent | survived | score |", "|---|---|---|---|---|---|---|"]
-    for r in results:
-        out.append(f"| {r.assignment} | {r.exercise} | {r.made} | {r.killed} | {r.equivalent} | "
-                   f"{len(r.survivors)} | {r.score:.1%} |")
-    out += ["", "| assignment | made | killed | equivalent | survived |", "|---|---|---|---|---|"]
-    out += [f"| {a} | {m} | {k} | {e} | {s} |" for a, m, k, e, s in summary_rows(results)]
+           table(("assignment", "exercise", "made", "killed", "equivalent", "unchecked here", "survived", "score"),
+                 [(r.assignment, r.exercise, r.made, r.killed, r.equivalent, r.unchecked, len(r.survivors),
+                   f"{r.score:.1%}") for r in results]),
+           "", table(SUMMARY_HEADER, summary_rows(results)),
+           "", "unchecked here: listed as differing only on a device this machine's grader does not check (CUDA)."]
     named = [(r, o) for r in results for o in r.outcomes if o.misconception]
     if named:  # for review: each should be that fault's mistake, not another one that behaves alike
         out += ["", "## Killed mutants whose feedback names a known fault", "",

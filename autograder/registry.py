@@ -17,6 +17,7 @@ import json
 import os
 import re
 import textwrap
+import types
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -174,13 +175,20 @@ class Entry:
 
 
 def compiled_body(exercise_id, source, label):
-    """A function's source (an exercise's, with another body) compiled in a copy of the namespace
-    of the reference module it belongs to: the names that module itself has (torch, math, F)."""
+    """A function's source (an exercise's, with another body) compiled against the reference
+    module it belongs to: defined in a scratch copy of the module's namespace (so the module's own
+    function is not replaced), then bound to the module's live globals, so that it sees what a
+    probe sets on the module (a test double) as the module's own functions do."""
     from . import reference
     target = exercise(exercise_id)
-    namespace = dict(vars(reference.load(target.module)))
-    exec(compile(source, f"<{label}>", "exec"), namespace)  # our own catalogue's or mutant's text
-    return namespace[target.target.rpartition(".")[2]]
+    module = reference.load(target.module)
+    scratch = dict(vars(module))
+    exec(compile(source, f"<{label}>", "exec"), scratch)  # our own catalogue's or mutant's text
+    defined = scratch[target.target.rpartition(".")[2]]
+    function = types.FunctionType(defined.__code__, vars(module), defined.__name__, defined.__defaults__,
+                                  defined.__closure__)
+    function.__kwdefaults__, function.__qualname__ = defined.__kwdefaults__, defined.__qualname__
+    return function
 
 
 def catalogue(kind):

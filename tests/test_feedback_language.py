@@ -12,8 +12,9 @@ from autograder import registry
 from conftest import TESTED
 
 CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
-# what feedback quotes from the student's data or a case's inputs: repr'd strings, and "inputs ..."
-QUOTED = re.compile(r"inputs .*?\)(?=: )|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+# what feedback quotes from the student's data or a case's inputs: repr'd strings, "inputs ...", and
+# what the student's code raised (its message and traceback: the package's own errors are Chinese)
+QUOTED = re.compile(r"inputs .*?\)(?=: )|raised [\w.]+: .*|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"", re.DOTALL)
 
 
 def _literal(node):
