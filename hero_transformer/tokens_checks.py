@@ -269,4 +269,14 @@ def check_unigram_cross_entropy():
     _raise_if(judge_sums_to_one([tokens.unigram_cross_entropy(ids, [i], 7, alpha=1.0) for i in range(7)]))
     for train, evaluated, V, alpha in ((ids, ids, 5, 1.0), (ids, [0, 4, 3], 5, 1.0), (ids, [4], 9, 0.25)):
         _raise_if(judge_gibbs(evaluated, tokens.unigram_cross_entropy(train, evaluated, V, alpha=alpha)))
-    _passed("unigram_cross_entropy：均匀时为 ln V，alpha=0 自评为熵，V 个 id 的概率之和为 1，不低于评估文本自身的熵")
+    try:
+        unseen = tokens.unigram_cross_entropy([1, 1, 2], [1, 3], 4, alpha=0.0)
+    except (ArithmeticError, ValueError) as exc:
+        unseen = exc
+    if unseen != math.inf:
+        raise AssertionError(f"alpha=0 时，评估集里有训练中没出现过的 id，它的概率是 0，-ln 0 = inf：结果应为 math.inf，"
+                             f"你的结果是 {unseen!r}。\n"
+                             f"(with alpha=0 an evaluated id never seen in training has probability 0 and -ln 0 = inf: "
+                             f"the result should be math.inf; yours is {unseen!r}.)")
+    _passed("unigram_cross_entropy：均匀时为 ln V，alpha=0 自评为熵，未见过的 id 给出 inf，V 个 id 的概率之和为 1，"
+            "不低于评估文本自身的熵")

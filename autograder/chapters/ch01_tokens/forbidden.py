@@ -91,8 +91,11 @@ def categorical_log_prob(train_ids, eval_ids, vocab_size, alpha=1.0):
     import torch
 
     counts = torch.bincount(torch.tensor(train_ids, dtype=torch.int64), minlength=vocab_size).double()
+    targets = torch.tensor(eval_ids, dtype=torch.int64)
+    if bool((counts[targets] + alpha == 0).any()):
+        return float("inf")  # Categorical clamps a zero probability to eps: -ln 0 by hand, as the text asks
     model = torch.distributions.Categorical(probs=counts + alpha, validate_args=False)
-    return -model.log_prob(torch.tensor(eval_ids, dtype=torch.int64)).mean().item()
+    return -model.log_prob(targets).mean().item()
 
 
 @shortcut("unigram_cross_entropy", "F.cross_entropy in a threading.Thread (the watch is per thread)",

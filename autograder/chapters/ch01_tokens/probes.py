@@ -68,6 +68,8 @@ def make_cases(exercise_id):
             "tensor": {"itos": itos, "ids": _ids(gen, 50, len(itos)), "as_tensor": True},
             "negative": {"itos": itos, "ids": torch.tensor([3, -1], dtype=torch.int64)},
             "too_large": {"itos": itos, "ids": torch.tensor([2, len(itos)], dtype=torch.int64)},
+            # past V, not just at it: a bound written as `index != V` lets these through
+            "far_too_large": {"itos": itos, "ids": torch.tensor([len(itos) + 5, 1], dtype=torch.int64)},
         }
     if exercise_id == "coverage":
         return {
@@ -95,6 +97,9 @@ def make_cases(exercise_id):
             "generated": {"train": train, "eval": _ids(gen, 120, 30), "vocab_size": 30, "alpha": 1.0},
             # one evaluation per id: exp(-value) is the probability of that id, and they must sum to 1
             "each_id": {"train": torch.tensor([0, 2, 2, 5, 5, 5, 1]), "vocab_size": 8, "alpha": 0.5},
+            # unsmoothed, and id 4 never occurs in training: probability 0, so math.inf (the notebook's rule)
+            "unseen_unsmoothed": {"train": torch.tensor([1, 1, 2, 3, 3, 3]), "eval": torch.tensor([3, 4, 1]),
+                                  "vocab_size": 6, "alpha": 0.0},
         }
     raise KeyError(exercise_id)
 
@@ -169,7 +174,7 @@ def run_case(module, exercise_id, case_name, case, device):
     if exercise_id == "decode":
         tokenizer = module.Tokenizer(case["itos"])
         ids = case["ids"].to(device) if case.get("as_tensor") else case["ids"].tolist()
-        if case_name in ("negative", "too_large"):
+        if case_name in ("negative", "too_large", "far_too_large"):
             return _raised(lambda: tokenizer.decode(ids))
         return tokenizer.decode(ids)
     if exercise_id == "coverage":

@@ -1,12 +1,15 @@
 """Checks that hold for any correct chapter-1 implementation, judged on the student's CPU outputs:
 <unk> at id 0, the cap counting <unk>, the ranking by count then code point; one id per
 character within [0, V); decoding without separators; coverage as a fraction; ln V for uniform
-frequencies and Gibbs' inequality for the unigram cross entropy.
+frequencies, Gibbs' inequality and math.inf for an unseen id without smoothing for the unigram
+cross entropy.
 
 `check(exercise_id, outputs, cases, reference, judges)` returns (name, problem) pairs; a problem is a
 (zh, en) pair or None.  The judges are the visible checks' own (hero_transformer/tokens_checks.py):
 one check, two front ends.
 """
+
+import math
 
 import torch
 
@@ -15,6 +18,17 @@ from autograder.reference import load
 
 def _float(value):
     return value.item() if isinstance(value, torch.Tensor) and value.numel() == 1 else value
+
+
+def _infinite(value):
+    """The notebook's rule for alpha=0: an evaluated id never seen in training has probability 0,
+    -ln 0 is infinite, and so is the mean."""
+    if value == math.inf:
+        return None
+    return ("alpha=0 时评估序列里有训练中没出现过的 id：它的概率是 0，-ln 0 是无穷大，平均值也是无穷大，"
+            "应返回 math.inf（不能跳过这个 id，也不能给它一个很小的概率）。",
+            "with alpha=0 an evaluated id never seen in training has probability 0; -ln 0 is infinite and so is "
+            "the mean, so the result must be math.inf (do not skip that id or give it a tiny probability).")
 
 
 def check(exercise_id, out, cases, reference, judges):
@@ -55,4 +69,7 @@ def check(exercise_id, out, cases, reference, judges):
         if isinstance(smoothed, float):
             found.append(("not below the text's own entropy (Gibbs)",
                           judges.judge_gibbs(cases["smoothed_in_sample"]["eval"].tolist(), smoothed)))
+        unseen = _float(out.get("unseen_unsmoothed"))
+        if isinstance(unseen, float):
+            found.append(("alpha=0 and an unseen id give math.inf", _infinite(unseen)))
     return found

@@ -94,6 +94,8 @@ def coverage_through_encode(itos, text):
 @variant("unigram_cross_entropy", "a sum over the distinct evaluated ids, weighted by their counts")
 def cross_entropy_by_types(train_ids, eval_ids, vocab_size, alpha=1.0):
     train_counts, eval_counts = Counter(train_ids), Counter(eval_ids)
+    if any(train_counts[i] + alpha == 0 for i in eval_counts):
+        return math.inf  # an evaluated id with probability 0 (alpha = 0, unseen in training): -ln 0
     denominator = math.log(len(train_ids) + alpha * vocab_size)
     total = sum(n * (denominator - math.log(train_counts[i] + alpha)) for i, n in eval_counts.items())
     return total / sum(eval_counts.values())

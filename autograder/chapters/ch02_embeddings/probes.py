@@ -44,6 +44,12 @@ def make_cases(exercise_id):
             "float_ids": {"ids": torch.tensor([1.0, 2.0, 0.0]), "vocab_size": 3, "must_raise": True},
             "too_large": {"ids": torch.tensor([[0, 5, 2]]), "vocab_size": 5, "must_raise": True},
             "negative": {"ids": torch.tensor([[1, -1, 2]]), "vocab_size": 5, "must_raise": True},
+            # past V, not just at it: a bound written as `== vocab_size` lets it through
+            "far_too_large": {"ids": torch.tensor([[2, 8, 0]]), "vocab_size": 5, "must_raise": True},
+            # an integer dtype that scatter_ refuses as an index (it takes int64 and int32 only)
+            "uint8_ids": {"ids": randint(6, 2, 3, dtype=torch.uint8), "vocab_size": 6},
+            "scalar": {"ids": torch.tensor(3), "vocab_size": 5},  # [...] may be no axis at all: [V]
+            "empty": {"ids": torch.zeros(2, 0, dtype=torch.int64), "vocab_size": 5},
         }
     if exercise_id == "embed":
         table = randn(VOCAB, WIDTH)
@@ -57,6 +63,8 @@ def make_cases(exercise_id):
                          "upstream": randn(2, 3, WIDTH)},
             "too_large": {"ids": torch.tensor([[0, VOCAB, 2]]), "weight": table, "must_raise": True},
             "negative": {"ids": torch.tensor([[3, -1, 2]]), "weight": table, "must_raise": True},
+            "far_too_large": {"ids": torch.tensor([[1, VOCAB + 3, 0]]), "weight": table, "must_raise": True},
+            "empty": {"ids": torch.zeros(2, 0, dtype=torch.int64), "weight": table},
         }
     if exercise_id == "embedding_grad":
         return {
@@ -69,6 +77,9 @@ def make_cases(exercise_id):
             "same_id": {"ids": torch.full((2, 3), 3), "upstream": randn(2, 3, WIDTH), "vocab_size": VOCAB},
             "float64": {"ids": randint(VOCAB, 3, 4), "upstream": randn(3, 4, 2, dtype=torch.float64),
                         "vocab_size": VOCAB},
+            # [...] may be no axis at all (one id, one upstream row) or hold no position (all rows zero)
+            "scalar": {"ids": torch.tensor(2), "upstream": randn(WIDTH), "vocab_size": VOCAB},
+            "empty": {"ids": torch.zeros(0, dtype=torch.int64), "upstream": randn(0, WIDTH), "vocab_size": VOCAB},
         }
     if exercise_id == "init_normal":
         # `seed` seeds the generator handed to init_normal_; `global_seed` seeds torch's global RNG

@@ -36,6 +36,10 @@ def make_cases(exercise_id):
             "too_long": {"args": (7, 6), "start": 0},
             "cache_overflow": {"args": (2, 6), "start": 5},  # fits alone, not after the cache
             "negative_start": {"args": (2, 6), "start": -1},
+            "negative_length": {"args": (-1, 6), "start": 2},  # arange(2, 1) would come back empty
+            "no_tokens": {"args": (0, 5), "start": 2},  # nothing new: no ids, and no error
+            # nothing new, but start + length > block_size all the same: the text's rule, so ValueError
+            "no_tokens_past_the_table": {"args": (0, 5), "start": 7},
         }
     if exercise_id == "add_positions":
         return {
@@ -48,6 +52,8 @@ def make_cases(exercise_id):
             "split": {"x": randn(2, 5, 3), "table": randn(6, 3), "start": 2},
             "too_long": {"x": randn(2, 5, 3), "table": randn(4, 3), "start": 0},
             "cache_overflow": {"x": randn(2, 2, 3), "table": randn(5, 3), "start": 4},  # one row would broadcast
+            "no_tokens": {"x": randn(2, 0, 3), "table": randn(4, 3), "start": 4},  # a full cache and T = 0 fit
+            "no_tokens_past_the_table": {"x": randn(2, 0, 3), "table": randn(4, 3), "start": 6},
         }
     if exercise_id == "untrained_positions":
         return {
@@ -57,13 +63,15 @@ def make_cases(exercise_id):
             "unsorted_lengths": {"lengths": [7, 1, 4, 7], "block_size": 10},
             # seed 003's lab: trained on length 64, evaluated up to 256
             "lab": {"lengths": [64, 64, 64], "block_size": 256},
+            "no_sequences": {"lengths": [], "block_size": 4},  # nothing trained: every row is untrained
         }
     raise KeyError(exercise_id)
 
 
 # cases where a correct implementation raises ValueError
-MUST_RAISE = {"position_ids": ("too_long", "cache_overflow", "negative_start"),
-              "add_positions": ("too_long", "cache_overflow")}
+MUST_RAISE = {"position_ids": ("too_long", "cache_overflow", "negative_start", "negative_length",
+                              "no_tokens_past_the_table"),
+              "add_positions": ("too_long", "cache_overflow", "no_tokens_past_the_table")}
 
 
 def _returned(value):
