@@ -95,10 +95,15 @@ def _attention_cases(randn):
         "given_past": {"x": x[:, 1:], **weights, **past},
         "past_without_cache": {"x": x[:, 1:], **weights, **past},
         "window_mask": {"x": x[:, 1:], **weights, **past},  # the buffer replaced by a sliding window
+        # the same window without a cache: its rows 0..T-1 differ from a fresh tril only in row 2, so a body
+        # that builds its own mask shows here and one that slices the buffer from the top left does not
+        "window_mask_full": {"x": x, **weights},
         "three_heads": wide,
         "three_heads_cache": wide,
         # dropout p = 0.3 on the weights, its kept entries fixed by the case (about 70%)
         "training": {"x": x, **weights, "keep": randn(2, HEADS, 3, 3) > -0.5},
+        # how many times the forward calls self.attn_dropout (the text: one dropout, on the weights)
+        "dropout_calls": {"x": x, **weights, "keep": torch.ones(2, HEADS, 3, 3, dtype=torch.bool)},
     }
 
 
@@ -146,8 +151,10 @@ class FixedDropout(nn.Module):
     def __init__(self, keep, p=0.3):
         super().__init__()
         self.keep, self.p = keep, p
+        self.calls = 0
 
     def forward(self, t):
+        self.calls += 1
         if not self.training:
             return t
         if t.shape != self.keep.shape:
@@ -222,14 +229,16 @@ def _run_attention(module, case_name, case, device):
         return attention(x, past, True)
     if case_name == "past_without_cache":
         return attention(x, past, False)
-    if case_name == "window_mask":
+    if case_name in ("window_mask", "window_mask_full"):
         # each position sees itself and the one before: right only if the rows total-T..total-1 are read
         band = torch.ones(CONTEXT, CONTEXT, dtype=torch.bool, device=device).tril() & \
             torch.ones(CONTEXT, CONTEXT, dtype=torch.bool, device=device).triu(-1)
         attention.causal_mask = band
         return attention(x, past, True)
-    if case_name == "training":
-        attention.attn_dropout = FixedDropout(case["keep"]).to(device)
+    if case_name in ("training", "dropout_calls"):
+        dropout = FixedDropout(case["keep"]).to(device)
+        attention.attn_dropout = dropout
         attention.train()
-        return attention(x)
+        out = attention(x)
+        return dropout.calls if case_name == "dropout_calls" else out
     raise KeyError(case_name)

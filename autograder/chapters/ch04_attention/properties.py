@@ -1,7 +1,8 @@
 """Checks that hold for any correct chapter-4 implementation, judged on the student's CPU
 outputs: the shape and the sqrt(d_h) scaling of the scores; rows summing to 1, shift invariance
 and finite values of the softmax; heads split and merged in the right order; causality, the
-incremental decode equal to the full forward and the cache's shapes for attention.
+incremental decode equal to the full forward, the cache's shapes, the mask read from the registered
+buffer and self.attn_dropout called once for attention.
 
 `check(exercise_id, outputs, cases, reference, judges)` returns (name, problem) pairs; a problem is
 a (zh, en) pair or None.  The judges are the visible checks' own
@@ -69,4 +70,22 @@ def _attention(out, cases, judges):
         present = given[1] if isinstance(given, (tuple, list)) and len(given) == 2 else None
         found.append(("present holds the past and the new keys and values",
                       judges.judge_present(present, True, batch, heads, past + case["x"].shape[1], head_dim)))
+    window = _first(out.get("window_mask_full"))
+    if isinstance(plain, torch.Tensor) and isinstance(window, torch.Tensor) and plain.shape == window.shape:
+        # the same inputs as plain, only the buffer swapped for a sliding window: a body that reads the
+        # buffer gives another last position, one with a mask of its own gives plain's output again
+        ignored = torch.allclose(window, plain, rtol=1e-4, atol=1e-5)
+        found.append(("the mask is read from self.causal_mask", (
+            "掩码必须取自注册好的缓冲区 self.causal_mask：评分器把缓冲区换成了滑动窗口掩码，你的输出却完全没变，"
+            "说明代码没有读这个缓冲区（自己用 torch.tril 之类另建了掩码，或者没有掩码）。",
+            "the mask must be read from the registered buffer self.causal_mask: the grader replaced the buffer "
+            "by a sliding-window mask and your output did not change at all, so your code does not read the "
+            "buffer (it builds a mask of its own, with torch.tril or the like, or uses none).") if ignored else None))
+    calls = out.get("dropout_calls")
+    if type(calls) is int:
+        found.append(("self.attn_dropout is called once", None if calls == 1 else (
+            f"注意力里只有一处 dropout：forward 每次应恰好调用一次 self.attn_dropout（作用在 softmax 之后的权重上）；"
+            f"你的代码调用了 {calls} 次。",
+            f"attention has one dropout only: forward must call self.attn_dropout exactly once (on the weights "
+            f"after the softmax); yours called it {calls} times.")))
     return found

@@ -2,8 +2,11 @@
 
 Every one must get full marks: they pin the tolerance policy and the probes to what the
 exercise asks, not to how the reference happens to compute it.  `hero samples OUT` writes one
-sample per variant (`correct_<id>`) and the tests grade each of them.  Same conventions as
-faults.py (a forward body finds `attention_scores` and `stable_softmax` as faults.py explains).
+sample per variant (`correct_<id>`) and the tests grade each of them.  Each function has the
+signature of the exercise it replaces and uses only names that model.py itself has (torch, math, F).
+A forward body calls the module-level `attention_scores` and `stable_softmax` by name, as the
+reference does: in a sample it finds its model.py's own; run here, it finds the two below, which
+the probes replace by their doubles while a case runs (they patch the forward's own namespace).
 """
 
 import math  # noqa: F401  (used by variant bodies)
@@ -13,9 +16,21 @@ import torch.nn.functional as F  # noqa: F401
 
 from autograder.registry import catalogue
 
-from .faults import attention_scores, stable_softmax  # noqa: F401  (what a forward body calls)
-
 CATALOGUE, variant = catalogue("correct")
+
+
+def attention_scores(q, k):
+    return _reference().attention_scores(q, k)
+
+
+def stable_softmax(scores):
+    return _reference().stable_softmax(scores)
+
+
+def _reference():
+    from autograder.reference import model
+
+    return model
 
 
 @variant("attention_scores", "einsum over the head width")

@@ -1,4 +1,4 @@
-"""Known misconceptions of chapter 5, each written as a faulty exercise body.
+"""Known misconceptions of chapter 5, each written as a change of the reference body.
 
 One catalogue serves two purposes:
 - diagnosis: when a student's outputs match a fault's outputs on the hidden
@@ -7,8 +7,11 @@ One catalogue serves two purposes:
   (reference everywhere else), and the tests prove each one loses points
   exactly on its exercise.
 
-Each function has the signature of the exercise it replaces and uses only
-names that model.py itself imports (torch, math, F).
+Most faults are the reference body with a line or two changed (`fault.change`,
+each old text found once in the fenced body of hero_transformer/model.py); the
+few written whole compute something else altogether (another activation, the
+weights used by hand, another block), with only names that model.py itself has
+(torch, math, F).
 """
 
 import math  # noqa: F401  (used by fault bodies)
@@ -23,79 +26,55 @@ CATALOGUE, fault = catalogue("fault")
 
 # --- layer_norm ----------------------------------------------------------------
 
+VARIANCE = "variance = (centered * centered).mean(dim=-1, keepdim=True)"
 
-@fault("layer_norm", "方差除以了 d-1（样本方差）；LayerNorm 用人口方差，除以 d。",
-       "variance divided by d-1 (sample variance); LayerNorm uses the population variance, divided by d.")
-def sample_variance(self, x):
-    mean = x.mean(dim=-1, keepdim=True)
-    variance = x.var(dim=-1, keepdim=True, unbiased=True)
-    return (x - mean) / torch.sqrt(variance + self.eps) * self.weight + self.bias
+fault.change("layer_norm", "sample_variance", "方差除以了 d-1（样本方差）；LayerNorm 用人口方差，除以 d。",
+             "variance divided by d-1 (sample variance); LayerNorm uses the population variance, divided by d.",
+             (VARIANCE, "variance = x.var(dim=-1, keepdim=True, unbiased=True)"))
 
+fault.change("layer_norm", "eps_missing", "去掉了稳定常数 eps：方差为 0 的位置（如常量向量）会除以 0。",
+             "eps was removed: a position with zero variance (a constant vector) divides by zero.",
+             ("torch.sqrt(variance + self.eps)", "torch.sqrt(variance)"))
 
-@fault("layer_norm", "去掉了稳定常数 eps：方差为 0 的位置（如常量向量）会除以 0。",
-       "eps was removed: a position with zero variance (a constant vector) divides by zero.")
-def eps_missing(self, x):
-    mean = x.mean(dim=-1, keepdim=True)
-    variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
-    return (x - mean) / torch.sqrt(variance) * self.weight + self.bias
+fault.change("layer_norm", "eps_outside_root", "eps 放在了平方根外面：应为 sqrt(v + eps)，而不是 sqrt(v) + eps。",
+             "eps sits outside the square root: it is sqrt(v + eps), not sqrt(v) + eps.",
+             ("torch.sqrt(variance + self.eps)", "(torch.sqrt(variance) + self.eps)"))
 
+fault.change("layer_norm", "eps_too_large", "eps 取值过大（1e-2）；本课程冻结为 1e-5。",
+             "eps is too large (1e-2); the course freezes it at 1e-5.",
+             ("self.eps", "1e-2"))
 
-@fault("layer_norm", "eps 放在了平方根外面：应为 sqrt(v + eps)，而不是 sqrt(v) + eps。",
-       "eps sits outside the square root: it is sqrt(v + eps), not sqrt(v) + eps.")
-def eps_outside_root(self, x):
-    mean = x.mean(dim=-1, keepdim=True)
-    variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
-    return (x - mean) / (torch.sqrt(variance) + self.eps) * self.weight + self.bias
+fault.change("layer_norm", "across_time",
+             "沿时间轴而不是特征轴做了归一化；统计应在每个位置的最后一维上计算，否则未来词元会进入统计。",
+             "normalised across time instead of features; statistics belong to each position's last axis, "
+             "otherwise future tokens leak into them.",
+             ("x.mean(dim=-1", "x.mean(dim=-2"), ("centered).mean(dim=-1", "centered).mean(dim=-2"))
 
+fault.change("layer_norm", "affine_swapped", "gamma 与 beta 用反了：先乘 gamma（weight）再加 beta（bias）。",
+             "gamma and beta are swapped: multiply by gamma (weight), then add beta (bias).",
+             ("* self.weight + self.bias", "* self.bias + self.weight"))
 
-@fault("layer_norm", "eps 取值过大（1e-2）；本课程冻结为 1e-5。",
-       "eps is too large (1e-2); the course freezes it at 1e-5.")
-def eps_too_large(self, x):
-    mean = x.mean(dim=-1, keepdim=True)
-    variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
-    return (x - mean) / torch.sqrt(variance + 1e-2) * self.weight + self.bias
+fault.change("layer_norm", "mean_not_subtracted",
+             "分子忘了减均值：z = (x - mu) / sqrt(v + eps)，不是 x / sqrt(v + eps)；否则输出不再平移不变。",
+             "the numerator forgets to subtract the mean: z = (x - mu) / sqrt(v + eps), not x / sqrt(v + eps); "
+             "the output is then no longer shift invariant.",
+             ("return centered /", "return x /"))
 
+fault.change("layer_norm", "across_batch",
+             "沿批量轴做了统计：每个位置的均值和方差只来自它自己的 d 个特征，不跨样本。",
+             "statistics over the batch axis: each position's mean and variance come from its own d features only.",
+             ("x.mean(dim=-1", "x.mean(dim=0"), ("centered).mean(dim=-1", "centered).mean(dim=0"))
 
-@fault("layer_norm", "沿时间轴而不是特征轴做了归一化；统计应在每个位置的最后一维上计算，否则未来词元会进入统计。",
-       "normalised across time instead of features; statistics belong to each position's last axis, "
-       "otherwise future tokens leak into them.")
-def across_time(self, x):
-    mean = x.mean(dim=-2, keepdim=True)
-    variance = ((x - mean) ** 2).mean(dim=-2, keepdim=True)
-    return (x - mean) / torch.sqrt(variance + self.eps) * self.weight + self.bias
+fault.change("layer_norm", "affine_ignored",
+             "忽略了 gamma（weight）和 beta（bias）：标准化之后还要乘 gamma、加 beta。",
+             "gamma (weight) and beta (bias) are ignored: scale by gamma and shift by beta after normalising.",
+             (" * self.weight + self.bias", ""))
 
-
-@fault("layer_norm", "gamma 与 beta 用反了：先乘 gamma（weight）再加 beta（bias）。",
-       "gamma and beta are swapped: multiply by gamma (weight), then add beta (bias).")
-def affine_swapped(self, x):
-    mean = x.mean(dim=-1, keepdim=True)
-    variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
-    return (x - mean) / torch.sqrt(variance + self.eps) * self.bias + self.weight
-
-
-@fault("layer_norm", "分子忘了减均值：z = (x - mu) / sqrt(v + eps)，不是 x / sqrt(v + eps)；否则输出不再平移不变。",
-       "the numerator forgets to subtract the mean: z = (x - mu) / sqrt(v + eps), not x / sqrt(v + eps); "
-       "the output is then no longer shift invariant.")
-def mean_not_subtracted(self, x):
-    mean = x.mean(dim=-1, keepdim=True)
-    variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
-    return x / torch.sqrt(variance + self.eps) * self.weight + self.bias
-
-
-@fault("layer_norm", "沿批量轴做了统计：每个位置的均值和方差只来自它自己的 d 个特征，不跨样本。",
-       "statistics over the batch axis: each position's mean and variance come from its own d features only.")
-def across_batch(self, x):
-    mean = x.mean(dim=0, keepdim=True)
-    variance = ((x - mean) ** 2).mean(dim=0, keepdim=True)
-    return (x - mean) / torch.sqrt(variance + self.eps) * self.weight + self.bias
-
-
-@fault("layer_norm", "忽略了 gamma（weight）和 beta（bias）：标准化之后还要乘 gamma、加 beta。",
-       "gamma (weight) and beta (bias) are ignored: scale by gamma and shift by beta after normalising.")
-def affine_ignored(self, x):
-    mean = x.mean(dim=-1, keepdim=True)
-    variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
-    return (x - mean) / torch.sqrt(variance + self.eps)
+fault.change("layer_norm", "eps_hardcoded",
+             "eps 写成了常数 1e-5，没有读 self.eps：用别的 eps 构造的 LayerNorm 必须用它自己的 eps。",
+             "eps is written as the constant 1e-5 instead of read from self.eps: a LayerNorm built with another eps "
+             "must use its own.",
+             ("self.eps", "1e-5"))
 
 
 # --- gelu ------------------------------------------------------------------------
@@ -120,32 +99,26 @@ def silu_instead(x):
     return x * torch.sigmoid(x)
 
 
-@fault("gelu", "漏掉了 0.5·(1 + erf(x/√2)) 里的「1 +」：Phi(x) 是 0.5·(1 + erf(x/√2))。",
-       "the '1 +' of 0.5*(1 + erf(x/sqrt(2))) is missing: Phi(x) = 0.5*(1 + erf(x/sqrt(2))).")
-def gelu_missing_one(x):
-    return 0.5 * x * torch.erf(x / math.sqrt(2.0))
+fault.change("gelu", "gelu_missing_one", "漏掉了 0.5·(1 + erf(x/√2)) 里的「1 +」：Phi(x) 是 0.5·(1 + erf(x/√2))。",
+             "the '1 +' of 0.5*(1 + erf(x/sqrt(2))) is missing: Phi(x) = 0.5*(1 + erf(x/sqrt(2))).",
+             ("(1.0 + torch.erf(x / math.sqrt(2.0)))", "torch.erf(x / math.sqrt(2.0))"))
 
 
 # --- feedforward -------------------------------------------------------------------
 
+BRANCH = "self.fc2(self.activation(self.fc1(x)))"
 
-@fault("feedforward", "两层之间没有非线性：两次线性映射可以合并为一次，扩宽再压回没有增加表达能力。",
-       "no non-linearity between the layers: two linear maps collapse into one.")
-def no_activation(self, x):
-    return self.dropout(self.fc2(self.fc1(x)))
+fault.change("feedforward", "no_activation", "两层之间没有非线性：两次线性映射可以合并为一次，扩宽再压回没有增加表达能力。",
+             "no non-linearity between the layers: two linear maps collapse into one.",
+             (BRANCH, "self.fc2(self.fc1(x))"))
 
+fault.change("feedforward", "activation_after_fc2", "激活放错了位置：应为 fc2(GELU(fc1(x)))，而不是 GELU(fc2(fc1(x)))。",
+             "the activation is in the wrong place: fc2(GELU(fc1(x))), not GELU(fc2(fc1(x))).",
+             (BRANCH, "self.activation(self.fc2(self.fc1(x)))"))
 
-@fault("feedforward", "激活放错了位置：应为 fc2(GELU(fc1(x)))，而不是 GELU(fc2(fc1(x)))。",
-       "the activation is in the wrong place: fc2(GELU(fc1(x))), not GELU(fc2(fc1(x))).")
-def activation_after_fc2(self, x):
-    return self.dropout(self.activation(self.fc2(self.fc1(x))))
-
-
-@fault("feedforward", "忘了第二个线性层 fc2：前馈要从宽度 f 投影回 d，输出形状应为 [B,T,d]。",
-       "the second linear layer fc2 is missing: the FFN must project width f back to d, giving [B,T,d].")
-def fc2_missing(self, x):
-    return self.dropout(self.activation(self.fc1(x)))
-
+fault.change("feedforward", "fc2_missing", "忘了第二个线性层 fc2：前馈要从宽度 f 投影回 d，输出形状应为 [B,T,d]。",
+             "the second linear layer fc2 is missing: the FFN must project width f back to d, giving [B,T,d].",
+             (BRANCH, "self.activation(self.fc1(x))"))
 
 @fault("feedforward", "丢掉了 FFN 的偏置 b1、b2：两个 Linear 都带偏置。",
        "the FFN biases b1 and b2 were dropped: both Linear layers have biases.")
@@ -169,7 +142,31 @@ def storage_not_transposed(self, x):
     return self.dropout(hidden @ self.fc2.weight + self.fc2.bias)
 
 
+fault.change("feedforward", "dropout_missing",
+             "漏掉了 self.dropout：训练模式下 FFN 的输出要经过这一处 dropout（fc2 之后），评估模式下它才是恒等。",
+             "self.dropout is missing: in training mode the FFN's output passes through this dropout (after fc2); "
+             "only in evaluation mode is it the identity.",
+             (f"self.dropout({BRANCH})", BRANCH))
+
+fault.change("feedforward", "dropout_on_hidden",
+             "dropout 放在了 fc2 之前（作用于宽度 f 的中间量）；本课程 FFN 的 dropout 在 fc2 之后：dropout(fc2(GELU(fc1(x))))。",
+             "dropout was applied before fc2 (on the width-f hidden layer); the course's FFN dropout comes after fc2: "
+             "dropout(fc2(GELU(fc1(x)))).",
+             (f"self.dropout({BRANCH})", "self.fc2(self.dropout(self.activation(self.fc1(x))))"))
+
+fault.change("feedforward", "activation_bypassed",
+             "直接调用了 gelu(...)，没有经过 self.activation：FFN 的激活是模块 self.activation，按名字调用它。",
+             "gelu(...) is called directly instead of going through self.activation: the FFN's activation is the "
+             "module self.activation, called by name.",
+             ("self.activation(self.fc1(x))", "gelu(self.fc1(x))"))
+
+
 # --- block -------------------------------------------------------------------------
+
+ATTEND = "attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)"
+ADD_ATTENTION = "hidden = hidden + attended"
+ADD_FEEDFORWARD = "hidden = hidden + self.feedforward(self.ln_feedforward(hidden))"
+RETURN = "return hidden, present"
 
 
 @fault("block", "写成了 post-LN（先相加再归一化）；本课程冻结为 pre-LN：U = X + Attn(LN1(X))，Y = U + FFN(LN2(U))。",
@@ -182,113 +179,80 @@ def post_ln(self, hidden, past_key_value=None, use_cache=False):
     return hidden, present
 
 
-@fault("block", "第二套 LayerNorm 读的是 X，而不是已经加上注意力增量的 U。",
-       "the second LayerNorm reads X instead of U, the state that already holds the attention increment.")
-def ln2_reads_x(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
-    return hidden + attended + self.feedforward(self.ln_feedforward(hidden)), present
+fault.change("block", "ln2_reads_x", "第二套 LayerNorm 读的是 X，而不是已经加上注意力增量的 U。",
+             "the second LayerNorm reads X instead of U, the state that already holds the attention increment.",
+             (ADD_ATTENTION, "state = hidden + attended"),
+             (ADD_FEEDFORWARD, "hidden = state + self.feedforward(self.ln_feedforward(hidden))"))
 
+fault.change("block", "broadcast_increment",
+             "注意力增量被压成 [B,1,d] 再广播到所有位置；残差相加两端应同为 [B,T,d]，不能靠广播。",
+             "the attention increment was squeezed to [B,1,d] and broadcast to every position; "
+             "both sides of a residual addition must be [B,T,d].",
+             (ADD_ATTENTION, "hidden = hidden + attended.mean(dim=1, keepdim=True)"))
 
-@fault("block", "注意力增量被压成 [B,1,d] 再广播到所有位置；残差相加两端应同为 [B,T,d]，不能靠广播。",
-       "the attention increment was squeezed to [B,1,d] and broadcast to every position; "
-       "both sides of a residual addition must be [B,T,d].")
-def broadcast_increment(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
-    hidden = hidden + attended.mean(dim=1, keepdim=True)
-    return hidden + self.feedforward(self.ln_feedforward(hidden)), present
+fault.change("block", "ffn_residual_missing", "前馈分支缺少残差：Y 应为 U + FFN(LN2(U))，而不是 FFN(LN2(U))。",
+             "the feed-forward branch lost its residual: Y = U + FFN(LN2(U)), not FFN(LN2(U)).",
+             (ADD_FEEDFORWARD, "hidden = self.feedforward(self.ln_feedforward(hidden))"))
 
+fault.change("block", "present_dropped", "没有返回注意力给出的 present（KV cache）；forward 应返回 (hidden, present)。",
+             "the present (KV cache) from attention is not returned; forward returns (hidden, present).",
+             (RETURN, "return hidden, None"))
 
-@fault("block", "前馈分支缺少残差：Y 应为 U + FFN(LN2(U))，而不是 FFN(LN2(U))。",
-       "the feed-forward branch lost its residual: Y = U + FFN(LN2(U)), not FFN(LN2(U)).")
-def ffn_residual_missing(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
-    hidden = hidden + attended
-    return self.feedforward(self.ln_feedforward(hidden)), present
+fault.change("block", "residual_concatenated", "残差被写成了拼接（cat）：残差是逐元素相加，输出仍是 [B,T,d]。",
+             "the residual was written as a concatenation: a residual adds elementwise and keeps [B,T,d].",
+             (ADD_ATTENTION, "hidden = torch.cat([hidden, attended], dim=-1)"))
 
+fault.change("block", "shared_layer_norm",
+             "两条分支共用了同一套 LayerNorm（ln_attention）；每个块有两套独立的归一化，前馈分支用 ln_feedforward。",
+             "both branches share one LayerNorm (ln_attention); a block has two independent norms, the FFN branch uses ln_feedforward.",
+             ("self.feedforward(self.ln_feedforward(hidden))", "self.feedforward(self.ln_attention(hidden))"))
 
-@fault("block", "没有返回注意力给出的 present（KV cache）；forward 应返回 (hidden, present)。",
-       "the present (KV cache) from attention is not returned; forward returns (hidden, present).")
-def present_dropped(self, hidden, past_key_value=None, use_cache=False):
-    attended, _ = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
-    hidden = hidden + attended
-    return hidden + self.feedforward(self.ln_feedforward(hidden)), None
+fault.change("block", "attention_residual_missing", "注意力分支缺少残差：U 应为 X + Attn(LN1(X))，而不是 Attn(LN1(X))。",
+             "the attention branch lost its residual: U = X + Attn(LN1(X)), not Attn(LN1(X)).",
+             (ADD_ATTENTION, "hidden = attended"))
 
+fault.change("block", "attention_added_twice", "注意力增量被加了两次。", "the attention increment was added twice.",
+             (ADD_FEEDFORWARD, "hidden = hidden + attended + self.feedforward(self.ln_feedforward(hidden))"))
 
-@fault("block", "残差被写成了拼接（cat）：残差是逐元素相加，输出仍是 [B,T,d]。",
-       "the residual was written as a concatenation: a residual adds elementwise and keeps [B,T,d].")
-def residual_concatenated(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
-    hidden = torch.cat([hidden, attended], dim=-1)
-    return hidden + self.feedforward(self.ln_feedforward(hidden)), present
+fault.change("block", "present_from_input", "返回的是传入的 past_key_value，而不是注意力新给出的 present。",
+             "returns the incoming past_key_value instead of the present that attention produced.",
+             (RETURN, "return hidden, past_key_value"))
 
+fault.change("block", "dropout_on_residual",
+             "在残差主路上加了 dropout：训练模式下它会随机丢掉输入本身；dropout 只属于分支内部。",
+             "dropout on the residual stream: in training mode it drops the input itself; dropout belongs inside the branches.",
+             (ADD_ATTENTION, "hidden = F.dropout(hidden + attended, p=0.1, training=self.training)"))
 
-@fault("block", "两条分支共用了同一套 LayerNorm（ln_attention）；每个块有两套独立的归一化，前馈分支用 ln_feedforward。",
-       "both branches share one LayerNorm (ln_attention); a block has two independent norms, the FFN branch uses ln_feedforward.")
-def shared_layer_norm(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
-    hidden = hidden + attended
-    return hidden + self.feedforward(self.ln_attention(hidden)), present
-
-
-@fault("block", "注意力分支缺少残差：U 应为 X + Attn(LN1(X))，而不是 Attn(LN1(X))。",
-       "the attention branch lost its residual: U = X + Attn(LN1(X)), not Attn(LN1(X)).")
-def attention_residual_missing(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
-    hidden = attended
-    return hidden + self.feedforward(self.ln_feedforward(hidden)), present
-
-
-@fault("block", "注意力增量被加了两次。", "the attention increment was added twice.")
-def attention_added_twice(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
-    hidden = hidden + attended
-    return hidden + attended + self.feedforward(self.ln_feedforward(hidden)), present
-
-
-@fault("block", "返回的是传入的 past_key_value，而不是注意力新给出的 present。",
-       "returns the incoming past_key_value instead of the present that attention produced.")
-def present_from_input(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
-    hidden = hidden + attended
-    return hidden + self.feedforward(self.ln_feedforward(hidden)), past_key_value
-
-
-@fault("block", "在残差主路上加了 dropout：训练模式下它会随机丢掉输入本身；dropout 只属于分支内部。",
-       "dropout on the residual stream: in training mode it drops the input itself; dropout belongs inside the branches.")
-def dropout_on_residual(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)
-    hidden = F.dropout(hidden + attended, p=0.1, training=self.training)
-    return hidden + self.feedforward(self.ln_feedforward(hidden)), present
+fault.change("block", "attention_called_twice",
+             "self.attention 被调用了两次（一次取增量，一次取 present）：一次调用就同时返回 (增量, present)，调用一次再拆开。"
+             "训练模式下第二次调用会重新抽取 dropout，增量和 present 就不再来自同一次计算。",
+             "self.attention was called twice (once for the increment, once for present): one call returns both "
+             "(increment, present), so call it once and unpack. In training mode the second call draws its dropout "
+             "again, and the increment and present no longer come from the same computation.",
+             (ATTEND, "attended = self.attention(self.ln_attention(hidden), past_key_value, use_cache)[0]\n"
+                      "present = self.attention(self.ln_attention(hidden), past_key_value, use_cache)[1]"))
 
 
 # --- parameter_count -----------------------------------------------------------------
 
 
-@fault("parameter_count", "账本漏掉了 FFN 的两个偏置（f + d）。",
-       "the ledger forgets the FFN biases (f + d).")
-def ledger_without_ffn_bias(V, C, N, d, f):
-    return 2 * V * d + C * d + N * (4 * d * d + 2 * d * f + 4 * d) + 2 * d
+fault.change("parameter_count", "ledger_without_ffn_bias", "账本漏掉了 FFN 的两个偏置（f + d）。",
+             "the ledger forgets the FFN biases (f + d).",
+             ("+ f + d + 4 * d", "+ 4 * d"))
 
+fault.change("parameter_count", "ledger_norms_2d", "每块两套 LayerNorm 应计 4d（gamma、beta 各 d，共两套），不是 2d。",
+             "two LayerNorms per block count 4d (gamma and beta of width d, twice), not 2d.",
+             ("+ f + d + 4 * d", "+ f + d + 2 * d"))
 
-@fault("parameter_count", "每块两套 LayerNorm 应计 4d（gamma、beta 各 d，共两套），不是 2d。",
-       "two LayerNorms per block count 4d (gamma and beta of width d, twice), not 2d.")
-def ledger_norms_2d(V, C, N, d, f):
-    return 2 * V * d + C * d + N * (4 * d * d + 2 * d * f + f + d + 2 * d) + 2 * d
+fault.change("parameter_count", "ledger_without_positions", "账本漏掉了位置表（C·d）；学习式绝对位置嵌入有 block_size 行。",
+             "the ledger forgets the position table (C*d); learned absolute positions have block_size rows.",
+             (" + C * d", ""))
 
+fault.change("parameter_count", "ledger_tied_head", "把 head 当成与嵌入绑定（只计一次 Vd）；本模型的 head 不绑定，两者各 Vd。",
+             "the head is counted as tied to the embedding (Vd once); this model's head is untied, Vd each.",
+             ("return 2 * V * d", "return V * d"))
 
-@fault("parameter_count", "账本漏掉了位置表（C·d）；学习式绝对位置嵌入有 block_size 行。",
-       "the ledger forgets the position table (C*d); learned absolute positions have block_size rows.")
-def ledger_without_positions(V, C, N, d, f):
-    return 2 * V * d + N * (4 * d * d + 2 * d * f + f + d + 4 * d) + 2 * d
-
-
-@fault("parameter_count", "把 head 当成与嵌入绑定（只计一次 Vd）；本模型的 head 不绑定，两者各 Vd。",
-       "the head is counted as tied to the embedding (Vd once); this model's head is untied, Vd each.")
-def ledger_tied_head(V, C, N, d, f):
-    return V * d + C * d + N * (4 * d * d + 2 * d * f + f + d + 4 * d) + 2 * d
-
-
-@fault("parameter_count", "账本漏掉了最后的 LayerNorm（2d）；最后一个块之后、head 之前还有一套 gamma、beta。",
-       "the ledger forgets the final LayerNorm (2d): one more gamma and beta sit after the last block, before the head.")
-def ledger_without_final_norm(V, C, N, d, f):
-    return 2 * V * d + C * d + N * (4 * d * d + 2 * d * f + f + d + 4 * d)
+fault.change("parameter_count", "ledger_without_final_norm",
+             "账本漏掉了最后的 LayerNorm（2d）；最后一个块之后、head 之前还有一套 gamma、beta。",
+             "the ledger forgets the final LayerNorm (2d): one more gamma and beta sit after the last block, before the head.",
+             ("N * per_block + 2 * d", "N * per_block"))

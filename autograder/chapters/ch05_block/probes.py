@@ -44,6 +44,8 @@ def make_cases(exercise_id):
             "hand": {"x": torch.tensor([[[1.0, 3.0]]]), "gamma": torch.ones(2), "beta": torch.zeros(2)},
             "constant": {"x": torch.full((1, 2, WIDTH), 2.0), "gamma": gamma, "beta": beta},
             "small_variance": {"x": torch.tensor([[[0.0, 0.002, -0.001, 0.004]]]), "gamma": ones, "beta": zeros},
+            # a LayerNorm built with another eps: the body reads self.eps, not the course's 1e-5
+            "own_eps": {"x": 0.2 * x, "gamma": gamma, "beta": beta, "eps": 0.05},
         }
     if exercise_id == "gelu":
         a = 1 / math.sqrt(1 + 1e-5)
@@ -65,6 +67,14 @@ def make_cases(exercise_id):
                 "fc1.weight": 0.5 * randn(WIDTH, WIDTH), "fc1.bias": 0.5 * randn(WIDTH),
                 "fc2.weight": 0.5 * randn(WIDTH, WIDTH), "fc2.bias": 0.5 * randn(WIDTH),
             },
+            # training mode with doubles for self.activation (x^2) and self.dropout (kept entries fixed by
+            # the case): the body must pass through both, in the order fc1, activation, fc2, dropout
+            "own_parts": {
+                "x": randn(2, 3, WIDTH),
+                "fc1.weight": 0.5 * randn(FFN_WIDTH, WIDTH), "fc1.bias": 0.5 * randn(FFN_WIDTH),
+                "fc2.weight": 0.5 * randn(WIDTH, FFN_WIDTH), "fc2.bias": 0.5 * randn(WIDTH),
+                "keep": randn(2, 3, WIDTH) > -0.5,
+            },
         }
     if exercise_id == "block":
         x = randn(2, 3, WIDTH)
@@ -79,6 +89,7 @@ def make_cases(exercise_id):
             "cache": {"x": x, **weights},
             "given_past": {"x": x, **weights},
             "training": {"x": x},
+            "calls": {"x": x},  # how many times the forward calls each sub-module
         }
     if exercise_id == "parameter_count":
         return {
@@ -145,6 +156,35 @@ class ZeroAttention(nn.Module):
         return torch.zeros_like(x), None
 
 
+class Counted(nn.Module):
+    """The module it wraps, with a count of its calls."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner, self.calls = inner, 0
+
+    def forward(self, *args, **kwargs):
+        self.calls += 1
+        return self.inner(*args, **kwargs)
+
+
+class KeptDropout(nn.Module):
+    """Dropout whose kept entries are given (the same on every device): in training mode it keeps
+    the entries of `keep` and scales them by 1/(1-p); in evaluation mode it is the identity.  Applied
+    to a tensor of another shape than `keep`, it scales everything by 3 (still visible)."""
+
+    def __init__(self, keep, p=0.3):
+        super().__init__()
+        self.keep, self.p = keep, p
+
+    def forward(self, t):
+        if not self.training:
+            return t
+        if t.shape != self.keep.shape:
+            return 3.0 * t
+        return torch.where(self.keep, t / (1 - self.p), torch.zeros_like(t))
+
+
 def _linear(weight, bias):
     layer = nn.Linear(weight.shape[1], weight.shape[0])
     with torch.no_grad():
@@ -184,7 +224,8 @@ def run_case(module, exercise_id, case_name, case, device):
     case = {k: (v.to(device) if isinstance(v, torch.Tensor) else v) for k, v in case.items()}
     with torch.no_grad():
         if exercise_id == "layer_norm":
-            norm = module.LayerNorm(case["x"].shape[-1]).to(device)
+            eps = {"eps": case["eps"]} if "eps" in case else {}
+            norm = module.LayerNorm(case["x"].shape[-1], **eps).to(device)
             norm.weight.copy_(case["gamma"])
             norm.bias.copy_(case["beta"])
             return norm(case["x"])
@@ -195,6 +236,9 @@ def run_case(module, exercise_id, case_name, case, device):
             ffn.fc1 = _linear(case["fc1.weight"], case["fc1.bias"]).to(device)
             ffn.fc2 = _linear(case["fc2.weight"], case["fc2.bias"]).to(device)
             ffn.activation = nn.GELU()
+            if case_name == "own_parts":
+                ffn.activation, ffn.dropout = Square(), KeptDropout(case["keep"]).to(device)
+                ffn.train()
             with _exact_gelu_in(module):
                 return ffn(case["x"])
         if exercise_id == "block":
@@ -217,6 +261,13 @@ def _run_block(module, case_name, case, device):
         block.ln_attention, block.ln_feedforward = Affine(2.0, 1.0), Affine(1.0, -3.0)
         block.attention, block.feedforward = ZeroAttention(), Zero()
         return block(x)
+    if case_name == "calls":
+        parts = {"ln_attention": Affine(2.0, 1.0), "attention": PrefixMeanAttention(),
+                 "ln_feedforward": Affine(1.0, -3.0), "feedforward": Square()}
+        for name, part in parts.items():
+            setattr(block, name, Counted(part))
+        block(x, None, True)
+        return {name: getattr(block, name).calls for name in parts}
     if case_name == "training":
         # the doubles have no dropout, so a correct block is deterministic in training mode too
         block.ln_attention, block.ln_feedforward = Affine(2.0, 1.0), Affine(1.0, -3.0)

@@ -1,6 +1,7 @@
 """Checks that hold for any correct chapter-5 implementation, judged on the student's CPU
 outputs: shift invariance and v/(v+eps) for LayerNorm, the symmetry identity of GELU, shapes
-kept, the identity of zero branches, causality, the ledger against the registered count.
+kept, the identity of zero branches, causality, each sub-module of the block called once, the
+ledger against the registered count.
 
 `check(exercise_id, outputs, cases, reference, judges)` returns (name, problem) pairs; a problem is a
 (zh, en) pair or None.  The judges are the visible checks' own (hero_transformer/checks.py):
@@ -32,9 +33,24 @@ def check(exercise_id, out, cases, reference, judges):
             found.append(("zero branches give the identity", judges.judge_identity(x, zero)))
         if isinstance(real, torch.Tensor) and isinstance(changed, torch.Tensor) and real.shape == changed.shape:
             found.append(("causal: the future does not change the past", judges.judge_causal(real, changed, 2)))
+        if isinstance(out.get("calls"), dict):
+            found.append(("each sub-module is called once", _calls_once(out["calls"])))
     if exercise_id == "parameter_count" and isinstance(out.get("chapter"), int):
         V, C, N, d, f = cases["chapter"]["args"]
         model = reference.TransformerLM(reference.Config(V, C, d, 4, N, f, 0.0))
         registered = sum(p.numel() for p in model.parameters())
         found.append(("ledger equals the registered count", judges.judge_ledger(out["chapter"], registered)))
     return found
+
+
+def _calls_once(calls):
+    """The first sub-module the block's forward did not call exactly once, as a problem."""
+    for name in ("ln_attention", "attention", "ln_feedforward", "feedforward"):
+        count = calls.get(name)
+        if type(count) is int and count != 1:
+            return (f"TransformerBlock.forward 必须恰好调用一次 self.{name}：U = X + Attn(LN1(X))，Y = U + FFN(LN2(U))，"
+                    f"每个子层只出现一次（训练模式下，多调用一次注意力或 FFN 就会多抽一次 dropout）；你的代码调用了 {count} 次。",
+                    f"TransformerBlock.forward must call self.{name} exactly once: U = X + Attn(LN1(X)), "
+                    f"Y = U + FFN(LN2(U)), each sublayer appears once (in training mode every extra call of attention "
+                    f"or the FFN draws its dropout again); yours called it {count} times.")
+    return None
