@@ -231,9 +231,12 @@ def test_the_visible_checks_pass_the_reference_and_the_variants(reference_packag
 
 def test_the_visible_checks_catch_most_known_faults(reference_package):
     """A student who runs the visible check learns about most known misconceptions before submitting
-    (the rest need the hidden cases: a misplaced dropout is invisible with dropout 0)."""
+    (the rest need the hidden cases: a misplaced dropout is invisible with dropout 0, a LayerNorm
+    left alone by init_weights is invisible on a fresh model, whose norms already hold 1 and 0, and
+    the visible audit example has no gradient whose entries cancel)."""
     missed = [f.id for f in CHAPTER.entries("fault") if _run_visible(f.exercise, f.function) is None]
-    assert set(missed) <= {"embedding_dropout_skipped", "tied_head", "generator_ignored"}, missed
+    assert set(missed) <= {"embedding_dropout_skipped", "tied_head", "generator_ignored",
+                           "layer_norm_left_alone", "gradient_sum_zero"}, missed
 
 
 def _sample(name):

@@ -3,7 +3,8 @@
 A probe takes the backward module (the student's, in the sandboxed worker; the reference, in
 the grading process) and one case of inputs chosen by the grader, and returns plain outputs.
 The grader runs the same probe on the reference and compares.  The four small backwards need
-nothing else (residual_backward's branch is a closure of torch ops built here from the case).
+nothing else (residual_backward's branch is a closure of torch ops built here from the case,
+which counts its calls: the docstring says call it exactly once, and the count is an output).
 `feedforward_sublayer_backward` calls the other four by name: its probes run with those four
 replaced by test doubles, each the CORRECT gradient of a DIFFERENT function (RMSNorm for
 LayerNorm, SiLU for GELU, a doubled linear map, a residual with a doubled branch), so none is a
@@ -90,6 +91,8 @@ def make_cases(exercise_id):
             "float32": case(HIDDEN, torch.float32),
             "square": case(WIDTH),  # f = d: a transposed weight keeps its shape
             "one_position": case(HIDDEN, batch=1, length=1),
+            # the body must read ln.eps (in z and in the call to layer_norm_backward): 1e-5 in its place shows
+            "given_eps": {**case(HIDDEN), "ln.eps": 0.5},
         }
     raise KeyError(exercise_id)
 
@@ -205,9 +208,17 @@ def run_case(module, exercise_id, case_name, case, device):
         if exercise_id == "linear_backward":
             return module.linear_backward(case["grad_out"], case["x"], case["weight"])
         if exercise_id == "residual_backward":
-            return module.residual_backward(case["grad_out"], _branch(case_name, case))
+            # the docstring says call branch_backward exactly once: the count is part of the output
+            calls = []
+            branch = _branch(case_name, case)
+
+            def counted_branch(grad):
+                calls.append(None)
+                return branch(grad)
+
+            return module.residual_backward(case["grad_out"], counted_branch), len(calls)
         if exercise_id == "feedforward_sublayer_backward":
-            ln = NormParameters(case["ln.weight"], case["ln.bias"]).to(device)
+            ln = NormParameters(case["ln.weight"], case["ln.bias"], case.get("ln.eps", 1e-5)).to(device)
             ffn = FeedForwardParameters(case).to(device).eval()
             with _doubles_in(module):
                 grad_u, grads = module.feedforward_sublayer_backward(case["grad_out"], case["u"], ln, ffn)

@@ -3,8 +3,9 @@ outputs in the grading process (where autograd is allowed): every float64 gradie
 autograd's at gradcheck-level tolerance; LayerNorm's input gradient sums to 0 over the features
 (shift invariance) and meets xhat only through eps (scale); GELU's slopes satisfy
 g'(u) + g'(-u) = 1; the linear layer's gradients have their parameters' shapes; the residual's
-gradient cancels exactly for R(x) = -x; the sublayer returns the six named parameter gradients
-with their parameters' shapes.
+gradient cancels exactly for R(x) = -x, and it calls branch_backward exactly once (the
+docstring's rule; the probe counts the calls); the sublayer returns the six named parameter
+gradients with their parameters' shapes.
 
 `check(exercise_id, outputs, cases, reference, judges)` returns (name, problem) pairs; a problem is
 a (zh, en) pair or None.  The judges are the visible checks' own
@@ -27,6 +28,15 @@ def _triple(value):
 
 def _first_problem(problems):
     return next((problem for problem in problems if problem), None)
+
+
+def _branch_calls_problem(counts):
+    """The docstring's rule of how: branch_backward is called exactly once per residual_backward."""
+    wrong = next((count for count in counts if count != 1), None)
+    if wrong is None:
+        return None
+    return (f"residual_backward 必须恰好调用一次 branch_backward；你的代码调用了 {wrong} 次。",
+            f"residual_backward must call branch_backward exactly once; yours called it {wrong} times.")
 
 
 def check(exercise_id, out, cases, reference, judges):
@@ -74,15 +84,20 @@ def check(exercise_id, out, cases, reference, judges):
         found.append(("agrees with autograd in float64", _first_problem(problems)))
         found.append(("gradients have their parameters' shapes", _first_problem(shapes)))
     if exercise_id == "residual_backward":
-        if "negation" in out:
-            found.append(("R(x) = -x cancels to exactly 0", judges.judge_cancellation(out["negation"])))
-        if "sine" in out:
+        # each output is (gradient, how many times the body called branch_backward)
+        grads = {name: value[0] for name, value in out.items() if isinstance(value, tuple) and len(value) == 2}
+        if "negation" in grads:
+            found.append(("R(x) = -x cancels to exactly 0", judges.judge_cancellation(grads["negation"])))
+        if "sine" in grads:
             case = cases["sine"]
             x = case["x"].clone().requires_grad_()
             with torch.enable_grad():
                 expected = torch.autograd.grad(x + torch.sin(x), x, case["grad_out"])[0]
-            found.append(("agrees with autograd in float64", judges.judge_matches_autograd(out["sine"], expected,
+            found.append(("agrees with autograd in float64", judges.judge_matches_autograd(grads["sine"], expected,
                                                                                             "grad_x")))
+        counts = [value[1] for value in out.values() if isinstance(value, tuple) and len(value) == 2]
+        if counts:
+            found.append(("calls branch_backward exactly once", _branch_calls_problem(counts)))
     if exercise_id == "feedforward_sublayer_backward":
         keys, shapes = [], []
         for name, value in out.items():

@@ -73,6 +73,8 @@ def make_cases(exercise_id):
             "too_long": {"idx": ids(1, CONTEXT + 1), **weights},
             # 3 cached + 4 new = 7 > C = 6: only positions that start after the cache reach past the table
             "too_long_after_past": {"idx": x, "past": past, **weights},
+            # a one-layer model with a cache: past_length read from any entry but the first reaches past the list
+            "one_layer_cache": {"idx": x[:, :2], "past": past[:2], "layers": 1, **weights},
         }
     if exercise_id == "init_weights":
         return {
@@ -128,8 +130,9 @@ def uniform_init_double(weight, std=0.02, generator=None):
 
 
 def ledger_double(V, C, N, d, f):
-    """The ledger of StackDouble (V*d + C*d + N blocks of d*f + f + a final d): not parameter_count."""
-    return V * d + C * d + N * (d * f + f) + d
+    """The ledger of StackDouble (V*d + C*d + N blocks of d*f + f + a final d + an output bias of V):
+    not parameter_count.  V and C enter differently, so that swapping them shows."""
+    return V * d + C * d + N * (d * f + f) + d + V
 
 
 class Affine(nn.Module):
@@ -194,11 +197,14 @@ class AuditModel(nn.Module):
     """A small model of torch parts: an embedding, a mixing layer, a gate, two scale vectors with
     equal values, a spare layer and an untied head.  `wiring` says which parts the forward uses:
     the spare layer only when asked (otherwise the graph never reaches it), the gate on its input
-    or on zeros (then its weight's gradient is exactly zero while its bias's is not)."""
+    or on zeros (then its weight's gradient is exactly zero while its bias's is not), the spare
+    bias whole or only as the difference of its first two entries (then its gradient is (s, -s, 0):
+    its entries sum to exactly 0, yet not all are 0)."""
 
-    def __init__(self, use_spare=True, gate_reads_zero=False):
+    def __init__(self, use_spare=True, gate_reads_zero=False, spare_bias_difference=False):
         super().__init__()
         self.use_spare, self.gate_reads_zero = use_spare, gate_reads_zero
+        self.spare_bias_difference = spare_bias_difference
         self.embedding = nn.Embedding(6, 3)
         self.mixer = nn.Linear(3, 3)
         self.gate = nn.Linear(3, 3)
@@ -212,7 +218,9 @@ class AuditModel(nn.Module):
         x = x + torch.tanh(self.mixer(x))
         x = x + self.gate(torch.zeros_like(x) if self.gate_reads_zero else x)
         x = x * self.scale + 0.5 * x * self.other_scale
-        if self.use_spare:
+        if self.use_spare and self.spare_bias_difference:
+            x = x + F.linear(x, self.spare.weight) + (self.spare.bias[0] - self.spare.bias[1])
+        elif self.use_spare:
             x = x + self.spare(x)
         return self.head(x)
 
@@ -228,6 +236,8 @@ AUDIT_SETUPS = {
     "frozen_still_held": ({}, ("mixer.bias",), lambda m: [{"params": list(m.parameters())}]),
     "unreached": ({"use_spare": False}, (), lambda m: [{"params": list(m.parameters())}]),
     "zero_gradient": ({"gate_reads_zero": True}, (), lambda m: [{"params": list(m.parameters())}]),
+    # spare.bias gets a gradient whose entries cancel: reached, so listed by none of the questions
+    "cancelling_gradient": ({"spare_bias_difference": True}, (), lambda m: [{"params": list(m.parameters())}]),
     "unoptimized": ({}, (), lambda m: [{"params": _no_head(m)}]),
     "equal_values_left_out": ({}, (), lambda m: [{"params": [p for p in m.parameters() if p is not m.other_scale]}]),
     "two_groups": ({}, (), lambda m: [{"params": [p for p in m.parameters() if p.dim() == 2]},
@@ -258,8 +268,9 @@ def _audit_setup(case_name, case, device):
 
 class StackDouble(nn.Module):
     """A stand-in model with a `cfg`: a token table [V, d], a position table [C, d], N blocks (one
-    nn.Linear(d, f) each, or one object used N times), a final vector of d; a persistent buffer
-    that is no parameter; optionally an extra layer the ledger does not know, and a frozen table."""
+    nn.Linear(d, f) each, or one object used N times), a final vector of d, an output bias of V;
+    a persistent buffer that is no parameter; optionally an extra layer the ledger does not know,
+    and a frozen table."""
 
     def __init__(self, V, C, N, d, f, reuse=False, extra=False, frozen=False):
         super().__init__()
@@ -270,6 +281,7 @@ class StackDouble(nn.Module):
         one = nn.Linear(d, f)
         self.blocks = nn.ModuleList([one] * N if reuse else [nn.Linear(d, f) for _ in range(N)])
         self.final = nn.Parameter(torch.ones(d))
+        self.output_bias = nn.Parameter(torch.zeros(V))
         self.register_buffer("mask", torch.ones(C, C))
         if extra:
             self.extra = nn.Linear(d, 2)
@@ -305,10 +317,11 @@ def run_case(module, exercise_id, case_name, case, device):
 
 
 def _forward_model(module, case, device):
-    lm = module.TransformerLM(make_config(module)).to(device).eval()
+    layers = case.get("layers", LAYERS)
+    lm = module.TransformerLM(make_config(module, layers=layers)).to(device).eval()
     lm.token_embedding.weight.copy_(case["token"])
     lm.position_embedding.weight.copy_(case["position"])
-    lm.blocks = nn.ModuleList(BlockDouble(scale, shift) for scale, shift in LAYER_DOUBLES)
+    lm.blocks = nn.ModuleList(BlockDouble(scale, shift) for scale, shift in LAYER_DOUBLES[:layers])
     lm.ln_f = Affine(2.0, -1.0)
     lm.dropout = Affine(1.5, 0.0)
     lm.head = nn.Linear(WIDTH, VOCAB, bias=False).to(device)
@@ -328,7 +341,7 @@ def _run_forward(module, case_name, case, device):
     past = None
     if "past" in case:
         flat = case["past"]
-        past = [(flat[2 * layer], flat[2 * layer + 1]) for layer in range(LAYERS)]
+        past = [(flat[2 * layer], flat[2 * layer + 1]) for layer in range(len(flat) // 2)]
     with _replaced(_sibling(module, "embeddings"), embed=embed_double), \
             _replaced(_sibling(module, "positions"), add_positions=positions_double):
         try:

@@ -21,10 +21,12 @@ JUDGES = load("model_checks")
 
 # the setups each gradient question must leave empty (the others' problems, or none at all)
 QUIET = {
-    "frozen_parameters": ("sound", "unreached", "zero_gradient", "unoptimized", "equal_values_left_out", "two_groups"),
-    "unreached_parameters": ("sound", "frozen", "frozen_still_held", "unoptimized", "equal_values_left_out",
-                             "two_groups"),
-    "unoptimized_parameters": ("sound", "frozen", "frozen_still_held", "unreached", "zero_gradient", "two_groups"),
+    "frozen_parameters": ("sound", "unreached", "zero_gradient", "cancelling_gradient", "unoptimized",
+                          "equal_values_left_out", "two_groups"),
+    "unreached_parameters": ("sound", "frozen", "frozen_still_held", "cancelling_gradient", "unoptimized",
+                             "equal_values_left_out", "two_groups"),
+    "unoptimized_parameters": ("sound", "frozen", "frozen_still_held", "unreached", "zero_gradient",
+                               "cancelling_gradient", "two_groups"),
 }
 SETUP_WORDS = {
     "sound": ("完好的训练设置", "a sound training setup"),
@@ -32,6 +34,8 @@ SETUP_WORDS = {
     "frozen_still_held": ("冻结参数仍在优化器里的设置", "a setup whose frozen parameter the optimizer still holds"),
     "unreached": ("有一层前向没有用到的设置", "a setup with a layer the forward never uses"),
     "zero_gradient": ("有一个梯度全零的参数的设置", "a setup with a parameter whose gradient is all zero"),
+    "cancelling_gradient": ("有一个梯度各项正负相消（和为 0、但不全为 0）的参数的设置",
+                            "a setup with a parameter whose gradient entries cancel (they sum to 0 but are not all 0)"),
     "unoptimized": ("优化器漏了一个参数的设置", "a setup whose optimizer leaves a parameter out"),
     "equal_values_left_out": ("优化器漏了一个与别人数值相同的参数的设置",
                               "a setup whose optimizer leaves out a parameter equal in value to a held one"),
