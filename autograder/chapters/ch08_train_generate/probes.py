@@ -93,6 +93,9 @@ def make_cases(exercise_id):
                                 "training": True},
             "started_in_eval": {"table": table, "bias": bias, "data": stream, "block_size": 5, "batch_size": 2,
                                 "training": False},
+            # (7 - 1) // 5 = 1: the smallest data evaluate accepts, one window in a batch of its own
+            "one_window": {"table": table, "bias": bias, "data": stream[:7], "block_size": 5, "batch_size": 1,
+                           "training": True},
         }
     if exercise_id == "next_token_probs":
         logits = randn(2, VOCAB)
@@ -121,8 +124,14 @@ def make_cases(exercise_id):
             "sampled_cached": {**common, "new": 6, "temperature": 0.8, "top_k": 3, "use_cache": True, "seed": 7},
             "sampled_uncached": {**common, "new": 6, "temperature": 0.8, "top_k": 3, "use_cache": False, "seed": 7},
             "sampled_plain": {**common, "new": 5, "temperature": 1.5, "top_k": None, "use_cache": True, "seed": 2},
+            # T0 + new == block_size exactly: allowed, with and without the cache
             "fills_block": {**common, "new": 7, "temperature": 0.0, "top_k": None, "use_cache": True,
                             "training": False},
+            "fills_block_uncached": {**common, "new": 7, "temperature": 0.0, "top_k": None, "use_cache": False},
+            # temperature 1 samples like any other (it is not greedy)
+            "sampled_unit": {**common, "new": 4, "temperature": 1.0, "top_k": None, "use_cache": False, "seed": 5},
+            # a negative temperature goes to the sampler, which raises (greedy is temperature == 0 only)
+            "negative_temperature": {**common, "new": 2, "temperature": -1.0, "top_k": None, "use_cache": True},
             "too_long": {**common, "new": 8, "temperature": 0.0, "top_k": None, "use_cache": True},
             "nothing_new": {**common, "new": 0, "temperature": 1.0, "top_k": None, "use_cache": True},
         }
@@ -238,7 +247,10 @@ def _reversed_probs(logits, temperature=1.0, top_k=None):
     """generate's stand-in for next_token_probs: one-hot at the argmax for temperature 0 (as the
     exercise asks, so either way of writing greedy decoding agrees), otherwise the softmax of the
     NEGATED logits over the temperature, with the first top_k entries raised by one: a
-    distribution no correct sampler gives, which shows whether generate passed its arguments."""
+    distribution no correct sampler gives, which shows whether generate passed its arguments.
+    A negative temperature raises ValueError, as next_token_probs does."""
+    if temperature < 0:
+        raise ValueError(f"temperature={temperature} (the stand-in sampler, like next_token_probs, refuses it)")
     if temperature == 0:
         return F.one_hot(logits.argmax(dim=-1), logits.shape[-1]).to(logits.dtype)
     scores = -logits / temperature
@@ -306,7 +318,9 @@ def _run_get_batch(module, case):
     torch.manual_seed(1234)  # the global generator too, so a body that uses it gives the same batch every run
     generator = None if case["seed"] is None else torch.Generator().manual_seed(case["seed"])
     x, y = module.get_batch(case["data"], case["block_size"], case["batch_size"], generator)
-    return {"x": x, "y": y}
+    # the next draw of the same generator: the starts are drawn with one call, so it moved exactly that far
+    next_draw = torch.randint(1000, (4,), generator=generator)
+    return {"x": x, "y": y, "next_draw_after_the_starts": next_draw}
 
 
 def _run_parameter_groups(module, case, device):
@@ -344,6 +358,7 @@ def _run_train_step(module, case):
         parameter.grad = torch.full_like(parameter, 5.0)
     model.poison = case["poison"]
     before = [p.detach().clone() for p in model.parameters()]
+    calls_before = len(model.calls)
     args = (model, optimizer, case["inputs"], case["targets"], case["lr"])
     if case["max_grad_norm"] is not None:
         args += (case["max_grad_norm"],)
@@ -352,7 +367,9 @@ def _run_train_step(module, case):
         numbers, plain = _floats(loss, grad_norm)
         return {"loss_and_norm": numbers, "python_floats": plain, "table": model.table.detach(),
                 "bias": model.bias.detach(), "unused": model.unused.detach(),
-                "lrs": [group["lr"] for group in optimizer.param_groups]}
+                "lrs": [group["lr"] for group in optimizer.param_groups],
+                # one step is one forward pass: a second one would draw other dropout masks
+                "forward_passes": len(model.calls) - calls_before}
     try:
         module.train_step(*args)
         raised, message = "no error", ""
@@ -384,6 +401,7 @@ def _run_generate(module, case_name, case, device):
                          case["block_size"])
     model.train(case["training"])
     generator = torch.Generator().manual_seed(case["seed"])
+    untouched = generator.get_state()
     prompt = case["prompt"].to(where)
     missing = object()
     saved = module.__dict__.get("next_token_probs", missing)
@@ -394,11 +412,18 @@ def _run_generate(module, case_name, case, device):
                                        top_k=case["top_k"], use_cache=case["use_cache"], generator=generator)
         if case_name == "too_long":
             return {"outcome": _raised(call), "calls": len(model.calls)}
+        if case_name == "negative_temperature":
+            # the error may come from generate's own check or from the sampler, after a model call
+            return {"outcome": _raised(call)}
         tokens = call()
     finally:
         if saved is missing:
             del module.next_token_probs
         else:
             module.next_token_probs = saved
-    return {"tokens": tokens.to(device) if isinstance(tokens, torch.Tensor) else tokens,
-            "calls": model.calls, "training_after": model.training}
+    out = {"tokens": tokens.to(device) if isinstance(tokens, torch.Tensor) else tokens,
+           "calls": model.calls, "training_after": model.training}
+    if sampled and case["new"] > 0:
+        # sampling draws with the generator passed in (greedy decoding may leave it alone)
+        out["generator_drawn"] = not torch.equal(generator.get_state(), untouched)
+    return out

@@ -1,8 +1,9 @@
 """Checks that hold for any correct chapter-8 implementation, judged on the student's CPU
 outputs with the visible checks' own judges (hero_transformer/train_checks.py): one check, two
 front ends.  Windows shifted by one, the decay rule, the schedule's shape, the stop on a
-non-finite loss, the training mode restored, probabilities, top-k support, prompt kept, and
-cached generation equal to uncached.
+non-finite loss (before backward), the training mode restored, probabilities, top-k support,
+prompt kept, cached generation equal to uncached, and sampling with the generator passed in.
+The last and the backward order have no visible check of their own: their words are written here.
 
 `check(exercise_id, outputs, cases, reference, judges)` returns (name, problem) pairs; the
 engine passes checks.py as `judges`, and this chapter loads its own judges module.
@@ -53,6 +54,10 @@ def check(exercise_id, out, cases, reference, judges):
         if isinstance(got, dict) and "raised" in got:
             found.append(("a nan loss stops before any update",
                           judges.judge_nonfinite_stop(got["raised"], got["parameters_unchanged"])))
+        for name in ("nan_loss", "inf_loss"):
+            got = out.get(name)
+            if isinstance(got, dict) and "no_backward" in got:
+                found.append((f"no backward pass on a non-finite loss ({name})", _no_backward(got["no_backward"])))
         got = out.get("clipped")
         if isinstance(got, dict) and "python_floats" in got:
             found.append(("returns Python floats", judges.judge_returned_floats(got["python_floats"], "train_step")))
@@ -88,4 +93,28 @@ def check(exercise_id, out, cases, reference, judges):
         got = out.get("greedy_cached")
         if isinstance(got, dict) and "training_after" in got:
             found.append(("training mode restored", judges.judge_mode_restored(True, got["training_after"])))
+        for name in ("sampled_cached", "sampled_plain"):
+            got = out.get(name)
+            if isinstance(got, dict) and "generator_drawn" in got:
+                found.append((f"samples with the generator passed in ({name})",
+                              _generator_drawn(got["generator_drawn"])))
     return found
+
+
+def _no_backward(no_backward):
+    """The text's order: the finiteness check comes between the forward pass and backward."""
+    if no_backward:
+        return None
+    return ("损失不是有限数时，backward 之前就要抛出 FloatingPointError：你的代码先做了反向传播，nan 或 inf 已经写进了梯度。"
+            "检查紧接在前向之后。",
+            "a non-finite loss must raise FloatingPointError before backward: your code ran the backward pass first, "
+            "which writes nan or inf into the gradients. Check right after the forward pass.")
+
+
+def _generator_drawn(drawn):
+    if drawn:
+        return None
+    return ("采样要用传入的 generator 抽取（torch.multinomial(..., generator=generator)）：你的代码一次也没有从它抽过，"
+            "同一个种子就给不出同一段文字。",
+            "sampling must draw with the generator passed in (torch.multinomial(..., generator=generator)): your code "
+            "never drew from it, so the same seed cannot give the same text again.")
