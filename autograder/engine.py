@@ -340,22 +340,28 @@ def _diagnose(exercise_id, cpu):
     return None
 
 
-def _case_inputs(exercise_id, case_name):
-    """The failing case's inputs, for the feedback: the student may rerun it by hand."""
+_SHOWN_INPUTS = 5  # a case's first inputs that feedback shows; the rest is "…"
+
+
+def _case_inputs(exercise_id, case_name, lang):
+    """The failing case's inputs, for the feedback in `lang`: the student may rerun it by hand.
+    A tensor is shown by its shape, a long text or list cut, with its length."""
     case = cases_of(exercise_id)[case_name]
+    shape = "形状" if lang == "zh" else "shape"
     parts = [f"{key}={tuple(value)}" if key == "args" else
-             f"{key}: {list(value.shape)}" if isinstance(value, torch.Tensor) else f"{key}={_shortened(value)}"
-             for key, value in list(case.items())[:3]]
-    return ", ".join(parts) + (", …" if len(case) > 3 else "")
+             f"{key}: {shape} {list(value.shape)}" if isinstance(value, torch.Tensor) else
+             f"{key}={_shortened(value, lang)}"
+             for key, value in list(case.items())[:_SHOWN_INPUTS]]
+    return ", ".join(parts) + (", …" if len(case) > _SHOWN_INPUTS else "")
 
 
-def _shortened(value, limit=60):
-    """A case's input as feedback shows it: a long text or list is cut, with its length."""
+def _shortened(value, lang, limit=60):
     text = repr(value)
     if len(text) <= limit:
         return text
-    size = f" ({len(value)} items)" if isinstance(value, (str, list, tuple)) else ""
-    return text[:limit] + "…" + size
+    if not isinstance(value, (str, list, tuple)):
+        return text[:limit] + "…"
+    return text[:limit] + (f"…（共 {len(value)} 项）" if lang == "zh" else f"… ({len(value)} items)")
 
 
 def _outcome(entry):
@@ -381,8 +387,8 @@ def _raised_message(raised, case_name):
     tail = "\n".join(raised.get("traceback", "").strip().splitlines()[-4:])
     kind = raised.get("type", "an exception")
     hint = _one_process_hint(raised)
-    return (f"用例 {case_name} 抛出了 {kind}: {raised['message']}\n{tail}" + hint[0],
-            f"case {case_name} raised {kind}: {raised['message']}\n{tail}" + hint[1])
+    return (f"抛出了 {kind}: {raised['message']}\n{tail}" + hint[0],
+            f"raised {kind}: {raised['message']}\n{tail}" + hint[1])
 
 
 _NEW_PROCESS_ROUTES = ("fork", "Popen", "subprocess", "multiprocessing", "exec", "spawn", "system")
@@ -445,10 +451,9 @@ def judge_exercise(exercise, max_score, reply, devices_seen):
             if problem is None and kind == "ok" and wire.devices_of(body["outputs"][device][name]["ok"]) - {device}:
                 problem = ("输出不在输入所在的设备上。", "the output is not on the input's device.")
             label = f"matches the reference on case '{name}' ({device})"
-            if problem and kind == "ok":  # say where; a raised exception already names its case
-                inputs = _case_inputs(exercise.id, name)
-                problem = (f"用例 {name}（{device}；输入 {inputs}）：{problem[0]}",
-                           f"case {name} ({device}; inputs {inputs}): {problem[1]}")
+            if problem and not (kind == "raised" and got["kind"] == "not_implemented"):  # say where, and on what
+                problem = (f"用例 {name}（{device}；输入 {_case_inputs(exercise.id, name, 'zh')}）：{problem[0]}",
+                           f"case {name} ({device}; inputs {_case_inputs(exercise.id, name, 'en')}): {problem[1]}")
             result.checks.append(Check(label, problem is None, *(problem or ("", ""))))
     cpu_values = {name: value for name, (kind, value) in cpu.items() if kind == "ok"}
     result.checks.extend(_properties(exercise.id, cpu_values))

@@ -59,7 +59,7 @@ BAD_INPUTS = {
                                   "        return None\n")]}, {"feedforward"}, "feedforward", "TypeError"),
     "wrong_type": (gelu_body("    return x.tolist()\n"), {"gelu"}, "gelu", "expected a tensor, got a list"),
     "wrong_shape": (gelu_body("    return (0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0))))[..., :1]\n"), {"gelu"},
-                    "gelu", "inputs x: [121]): the output's shape [1] differs from the reference's"),
+                    "gelu", "inputs x: shape [121]): the output's shape [1] differs from the reference's"),
     "wrong_dtype": (gelu_body("    x = x.double()\n" + REFERENCE_GELU), {"gelu"}, "gelu",
                     "the output's dtype torch.float64 differs from the reference's (keep the input's dtype)"),
     "nan_output": (gelu_body("    return x * float('nan')\n"), {"gelu"}, "gelu", "NaN"),

@@ -17,6 +17,11 @@ from autograder.registry import Answer, Mistake
 
 from . import faults
 
+
+def _fault(ident):
+    """A fault's body as a callable, by id (a fault written as a change has no name in faults.py)."""
+    return next(entry for entry in faults.CATALOGUE if entry.id == ident).function
+
 # --- the questions' inputs (the notebook states them in its own words) ----------------------
 
 POEM = "枝條鬱鬱，文質彬彬。山林作伴，松桂爲鄰。\n"  # 上官昭容, one poem per line: four characters tie at count 2
@@ -53,14 +58,14 @@ ANSWERS = (
     Answer("poem_vocab", "poem_vocab", "一首诗的字表（max_size=7）", "the vocabulary of one poem (max_size=7)",
            lambda m: m.build_vocab(POEM, POEM_CAP), exact=True, module="tokens",
            mistakes=(
-               Mistake(lambda m: faults.ties_by_first_appearance(POEM, POEM_CAP),
+               Mistake(lambda m: _fault("ties_by_first_appearance")(POEM, POEM_CAP),
                        "次数相同的字按首次出现的先后排了；约定按 Unicode 码位从小到大排。请重查同为 2 次的那几个字的顺序。",
                        "ties are ordered by first appearance; the convention is ascending Unicode code point: "
                        "recheck the order of the characters that occur twice."),
-               Mistake(lambda m: faults.cap_without_unk(POEM, POEM_CAP),
+               Mistake(lambda m: _fault("cap_without_unk")(POEM, POEM_CAP),
                        "字表多了一项：max_size 把 <unk> 也算在内。请重数列表的长度。",
                        "one entry too many: max_size counts <unk> too. Recount the list."),
-               Mistake(lambda m: faults.sorted_by_code_point_only(POEM, POEM_CAP),
+               Mistake(lambda m: _fault("sorted_by_code_point_only")(POEM, POEM_CAP),
                        "这是只按码位排序的结果；应先按出现次数从多到少排，次数相同才看码位。",
                        "this is sorted by code point alone; rank by descending count first, code point only "
                        "breaks ties."),
@@ -80,10 +85,10 @@ ANSWERS = (
            "coverage as the cap grows (max_size = 2..8)",
            lambda m: _curve(m), module="tokens",
            mistakes=(
-               Mistake(lambda m: _curve(m, vocab=faults.cap_without_unk),
+               Mistake(lambda m: _curve(m, vocab=_fault("cap_without_unk")),
                        "整条曲线错开了一格：max_size 把 <unk> 也算在内，上限为 k 时只有 k-1 个字。",
                        "the whole curve is one step off: max_size counts <unk>, so a cap of k holds k-1 characters."),
-               Mistake(lambda m: _curve(m, measure=faults.coverage_over_distinct),
+               Mistake(lambda m: _curve(m, measure=_fault("coverage_over_distinct")),
                        "这是按不同的字算的覆盖率；应按出现次数（含重复）计。",
                        "this counts distinct characters; coverage counts occurrences, repeats included."),
                Mistake(lambda m: [100 * value for value in _curve(m)],

@@ -40,6 +40,14 @@ fault.change("get_batch", "batch_time_swapped",
              ("y = torch.stack([data[s + 1 : s + 1 + block_size] for s in starts])",
               "y = torch.stack([data[s + 1 : s + 1 + block_size] for s in starts], dim=1)"))
 
+fault.change("get_batch", "one_draw_per_row",
+             "每一行单独调用一次 torch.randint 抽起点：约定是一次调用抽出全部 batch_size 个起点（CPU 上数值碰巧相同，"
+             "但规则是一次）。",
+             "each row draws its start with its own torch.randint call: the convention draws all batch_size starts in "
+             "one call (on the CPU the values happen to agree, but the rule is one call).",
+             ("starts = torch.randint(len(data) - block_size, (batch_size,), generator=generator).tolist()",
+              "starts = [int(torch.randint(len(data) - block_size, (1,), generator=generator)) for _ in range(batch_size)]"))
+
 
 # --- parameter_groups ------------------------------------------------------------------------
 

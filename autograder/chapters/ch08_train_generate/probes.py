@@ -314,13 +314,27 @@ def _run(module, exercise_id, case_name, case, device):
     raise KeyError(exercise_id)
 
 
+class _CountingRandint(torch.overrides.TorchFunctionMode):
+    """Counts the torch.randint calls made while it is on: the notebook draws every start with one
+    call, and a draw per row gives the same values on the CPU, so only the count shows it."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.calls += func is torch.randint
+        return func(*args, **(kwargs or {}))
+
+
 def _run_get_batch(module, case):
     torch.manual_seed(1234)  # the global generator too, so a body that uses it gives the same batch every run
     generator = None if case["seed"] is None else torch.Generator().manual_seed(case["seed"])
-    x, y = module.get_batch(case["data"], case["block_size"], case["batch_size"], generator)
+    with _CountingRandint() as counted:
+        x, y = module.get_batch(case["data"], case["block_size"], case["batch_size"], generator)
     # the next draw of the same generator: the starts are drawn with one call, so it moved exactly that far
     next_draw = torch.randint(1000, (4,), generator=generator)
-    return {"x": x, "y": y, "next_draw_after_the_starts": next_draw}
+    return {"x": x, "y": y, "next_draw_after_the_starts": next_draw, "randint_calls": counted.calls}
 
 
 def _run_parameter_groups(module, case, device):

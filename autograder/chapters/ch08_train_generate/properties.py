@@ -24,6 +24,14 @@ def _fields(value):
     return value
 
 
+def _one_randint(calls):
+    if calls == 1:
+        return None
+    return (f"get_batch 应当只调用一次 torch.randint，一次抽出全部 batch_size 个起点；你的代码调用了 {calls} 次。",
+            f"get_batch must call torch.randint once, drawing all batch_size starts in one call; yours called it "
+            f"{calls} times.")
+
+
 def check(exercise_id, out, cases, reference, judges):
     judges = load("train_checks")
     out = {name: _fields(value) for name, value in out.items()}
@@ -34,6 +42,8 @@ def check(exercise_id, out, cases, reference, judges):
             if isinstance(got, dict) and "x" in got and "y" in got:
                 found.append((f"x and y are shifted windows of the data ({name})",
                               judges.judge_batch(case["data"], case["block_size"], case["batch_size"], got["x"], got["y"])))
+            if isinstance(got, dict) and isinstance(got.get("randint_calls"), int):
+                found.append((f"draws every start with one torch.randint call ({name})", _one_randint(got["randint_calls"])))
     if exercise_id == "parameter_groups":
         for name, case in cases.items():
             got = out.get(name)
