@@ -161,6 +161,12 @@ fault.change("unigram_cross_entropy", "denominator_without_alpha_v",
              "otherwise the probabilities sum to more than 1.",
              (TOTAL, "total = len(train_ids)"))
 
+fault.change("unigram_cross_entropy", "denominator_with_one_alpha",
+             "分母只加了一个 alpha：V 个 id 的次数各加了 alpha，总数就要加 alpha·V，否则概率之和大于 1。",
+             "the denominator adds alpha once: each of the V ids' counts grows by alpha, so the total grows by "
+             "alpha*V; otherwise the probabilities sum to more than 1.",
+             (TOTAL, "total = len(train_ids) + alpha"))
+
 fault.change("unigram_cross_entropy", "smoothing_over_seen_ids",
              "只在训练中出现过的 id 上做了平滑；约定是在整个字表（V 个 id）上加 alpha。",
              "smoothing covers only the ids seen in training; the convention adds alpha over the whole vocabulary "
