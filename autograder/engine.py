@@ -272,6 +272,11 @@ def mismatch(got, expected):
             return (f"返回值的结构与参考实现不同（你返回了 {_describe(got, 'zh')}）。",
                     f"the returned structure differs from the reference's (you returned {_describe(got, 'en')}).")
         for index, (got_item, expected_item) in enumerate(zip(got, expected)):
+            if _labelled(expected_item) and _labelled(got_item) and got_item[0] == expected_item[0]:
+                problem = mismatch(got_item[1], expected_item[1])  # a probe's named output: say its name
+                if problem:
+                    return (f"{expected_item[0]}：{problem[0]}", f"{expected_item[0]}: {problem[1]}")
+                continue
             problem = mismatch(got_item, expected_item)
             if problem:  # say which item: "your result '雲'" alone does not say where in a list
                 return (f"第 {index} 项（从 0 数起）：{problem[0]}", f"item {index} (counting from 0): {problem[1]}")
@@ -280,6 +285,11 @@ def mismatch(got, expected):
         return (f"你的结果 {_describe(got, 'zh')} 与参考实现不同。",
                 f"your result {_describe(got, 'en')} differs from the reference.")
     return None
+
+
+def _labelled(value):
+    """A probe's named output, ("label", value): a chapter's probes return dicts as such pairs."""
+    return isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str)
 
 
 def _values(tensor, count=6):
