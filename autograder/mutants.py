@@ -74,7 +74,7 @@ class Mutant:
         return f"mutant_{self.exercise}_{self.id}"
 
     def body(self, indent):
-        return [indent + line if line else line for line in self.lines]
+        return release.indented(self.lines, indent)
 
     def function(self):
         """The mutant as a callable, for an in-process run (the grader runs it as a submission)."""

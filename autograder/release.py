@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from functools import lru_cache
 from pathlib import Path
 
 import nbformat
@@ -117,37 +118,48 @@ def build_labs(output_root):
     write_files(target, complete_package())
 
 
+def indented(lines, indent):
+    """Lines at `indent` (blank lines stay empty)."""
+    return [indent + line if line else line for line in lines]
+
+
 def body_lines(source, indent):
     """The body of a function's source text, as fence lines at `indent`."""
     source = textwrap.dedent(source)
     node = ast.parse(source).body[0]
     body = source.splitlines()[node.body[0].lineno - 1 : node.end_lineno]
-    return [indent + line if line else line for line in textwrap.dedent("\n".join(body)).splitlines()]
+    return indented(textwrap.dedent("\n".join(body)).splitlines(), indent)
 
 
-def _exercise_file(exercise):
+def _exercise_frame(exercise):
+    """(the function's lines before its fence, the fence's indent, the reference body dedented,
+    the function's lines after the fence), from the module's current text."""
     path = registry.REPO_ROOT / registry.PACKAGE / f"{exercise.module}.py"
-    return path.read_text(encoding="utf-8")
+    return _frame_in(path.read_text(encoding="utf-8"), exercise.module, exercise.id, exercise.target)
+
+
+@lru_cache(maxsize=None)
+def _frame_in(text, module, exercise_id, target):
+    """_exercise_frame's work, parsed once per module text: every mutant of an exercise needs it."""
+    lines = text.splitlines()
+    _, start, end, indent = next(fence for fence in _fences(text, module) if fence[0].id == exercise_id)
+    node = next(node for node in ast.walk(ast.parse(text)) if isinstance(node, ast.FunctionDef)
+                and node.lineno <= start + 1 <= node.end_lineno and node.name == target.rpartition(".")[2])
+    first = min([node.lineno] + [decorator.lineno for decorator in node.decorator_list]) - 1
+    body = tuple(textwrap.dedent("\n".join(lines[start + 1 : end])).splitlines())
+    return tuple(lines[first:start]), indent, body, tuple(lines[end + 1 : node.end_lineno])
 
 
 def reference_body(exercise):
     """The fenced lines of an exercise's reference body, dedented (the fence markers left out)."""
-    text = _exercise_file(exercise)
-    _, start, end, _ = next(fence for fence in _fences(text, exercise.module) if fence[0].id == exercise.id)
-    return textwrap.dedent("\n".join(text.splitlines()[start + 1 : end])).splitlines()
+    return list(_exercise_frame(exercise)[2])
 
 
 def exercise_source(exercise, body):
     """The source of the exercise's function (dedented, its docstring kept), with `body` (dedented
     lines) in place of the fenced reference body: what a fault written as a change, or a mutant, is."""
-    text = _exercise_file(exercise)
-    lines = text.splitlines()
-    _, start, end, indent = next(fence for fence in _fences(text, exercise.module) if fence[0].id == exercise.id)
-    node = next(node for node in ast.walk(ast.parse(text)) if isinstance(node, ast.FunctionDef)
-                and node.lineno <= start + 1 <= node.end_lineno and node.name == exercise.target.rpartition(".")[2])
-    first = min([node.lineno] + [decorator.lineno for decorator in node.decorator_list]) - 1
-    function = lines[first:start] + [indent + line if line else line for line in body] + lines[end + 1 : node.end_lineno]
-    return textwrap.dedent("\n".join(function)) + "\n"
+    before, indent, _, after = _exercise_frame(exercise)
+    return textwrap.dedent("\n".join([*before, *indented(body, indent), *after])) + "\n"
 
 
 def sample_package(chapter, replacement=None):
