@@ -67,7 +67,7 @@ class Mutant:
     @property
     def id(self):
         """Stable while the reference body and this change stay the same."""
-        return hashlib.sha1(f"{self.exercise}\n" "\n".join(self.lines).encode()).hexdigest()[:10]
+        return hashlib.sha1("\n".join((self.exercise, *self.lines)).encode()).hexdigest()[:10]
 
     @property
     def sample(self):
