@@ -14,7 +14,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import torch
 
@@ -29,12 +29,43 @@ MAX_NOTEBOOK_BYTES = 20_000_000
 MAX_FILES = 50
 
 
+# The kinds of failed check, most specific first.  An item's feedback leads with a named
+# misconception (the student's outcomes are a catalogued fault's on every case), followed by the
+# first failed check (the first failing case: where to see it).  Without one, it gives the first
+# failed check of each kind in this order (a chapter's properties in the order its properties.py
+# lists them), one line each.  The table shows the first line; --details, nbgrader, pytest and the
+# CI reports all of it.  A property's own hint ("these must sum to 1") thus comes before the generic
+# "the values differ", which stays after it as context: the case, its inputs, the student's output.
+SPECIFICITY = (
+    "forbidden",  # a call the exercise forbids, seen while the code ran
+    "property",  # a property every correct implementation has, failed, in its own words
+    "structure",  # the output's type, shape, dtype, NaN/inf, device or structure; an exception raised
+    "values",  # the values differ from the reference's, and nothing more specific is known
+)
+
+
+class Problem(NamedTuple):
+    """How one output differs, in each language, and how specific that is (a SPECIFICITY kind)."""
+    zh: str
+    en: str
+    kind: str = "values"
+
+    def within(self, zh, en):
+        """The same problem said of a part or a case, `zh` and `en` leading its words."""
+        return Problem(zh + self.zh, en + self.en, self.kind)
+
+
 @dataclass
 class Check:
     name: str
     passed: bool
     zh: str = ""
     en: str = ""
+    kind: str = "values"  # which SPECIFICITY its words have when it fails
+
+    def __post_init__(self):
+        if self.kind not in SPECIFICITY:  # feedback would never show it
+            raise ValueError(f"a check's kind is one of {SPECIFICITY}, not {self.kind!r}")
 
 
 @dataclass
@@ -52,7 +83,9 @@ class ItemResult:
     output: str = ""  # what the student's code printed (tail)
     misconception: str = ""  # the id of the fault whose misconception the feedback names, if any
 
-    def finish(self):
+    def finish(self, misconception=None):
+        """Score the item and word its feedback (see SPECIFICITY).  `misconception`: the (zh, en)
+        words of the fault the student's outcomes reproduce."""
         failed = [check for check in self.checks if not check.passed]
         if self.status == "failed" and self.checks and not failed:
             self.status = "passed"
@@ -61,7 +94,14 @@ class ItemResult:
             self.feedback_zh = f"全部 {len(self.checks)} 项检查通过。"
             self.feedback_en = f"all {len(self.checks)} checks passed."
         elif failed and not self.feedback_zh:
-            self.feedback_zh, self.feedback_en = failed[0].zh, failed[0].en
+            if misconception:  # it says what is wrong; the first failed check, where it shows
+                shown = [misconception, (failed[0].zh, failed[0].en)]
+            else:
+                first = {}
+                for check in failed:
+                    first.setdefault(check.kind, check)
+                shown = [(first[kind].zh, first[kind].en) for kind in SPECIFICITY if kind in first]
+            self.feedback_zh, self.feedback_en = ("\n".join(texts) for texts in zip(*shown))
         return self
 
 
@@ -243,47 +283,53 @@ def outputs_with(exercise_id, function):
 
 
 def mismatch(got, expected):
-    """None when `got` matches `expected`, else a (zh, en) pair saying how it differs.
+    """None when `got` matches `expected`, else a Problem saying how it differs: "structure" for a
+    wrong type, shape, dtype, structure or NaN, "values" when only the values differ.
 
     The words describe only what the student's code produced: never an expected value,
     list or shape, and no error size from which one could be rebuilt."""
     if isinstance(got, probes.Unusable):
         if isinstance(expected, torch.Tensor):
-            return (f"应返回张量，实际返回 {got.reason}。", f"expected a tensor, got {got.reason}.")
-        return (f"输出无法使用：{got.reason}", f"unusable output: {got.reason}")
+            return Problem(f"应返回张量，实际返回 {got.reason}。", f"expected a tensor, got {got.reason}.", "structure")
+        return Problem(f"输出无法使用：{got.reason}", f"unusable output: {got.reason}", "structure")
     if isinstance(expected, torch.Tensor):
         if not isinstance(got, torch.Tensor):
-            return (f"应返回张量，实际返回 {type(got).__name__}。", f"expected a tensor, got {type(got).__name__}.")
+            return Problem(f"应返回张量，实际返回 {type(got).__name__}。", f"expected a tensor, got {type(got).__name__}.",
+                           "structure")
         if got.shape != expected.shape:
-            return (f"输出形状 {list(got.shape)} 与参考实现不同。",
-                    f"the output's shape {list(got.shape)} differs from the reference's.")
+            return Problem(f"输出形状 {list(got.shape)} 与参考实现不同。",
+                           f"the output's shape {list(got.shape)} differs from the reference's.", "structure")
         if got.dtype != expected.dtype:
-            return (f"输出 dtype {got.dtype} 与参考实现不同（请保持输入的 dtype）。",
-                    f"the output's dtype {got.dtype} differs from the reference's (keep the input's dtype).")
+            return Problem(f"输出 dtype {got.dtype} 与参考实现不同（请保持输入的 dtype）。",
+                           f"the output's dtype {got.dtype} differs from the reference's (keep the input's dtype).",
+                           "structure")
         if not torch.isfinite(got).all() and torch.isfinite(expected).all():
-            return (f"输出含 NaN 或 inf（你的输出：{_values(got)}）。",
-                    f"the output contains NaN or inf (your output: {_values(got)}).")
+            return Problem(f"输出含 NaN 或 inf（你的输出：{_values(got)}）。",
+                           f"the output contains NaN or inf (your output: {_values(got)}).", "structure")
         if not torch.allclose(got.double(), expected.double(), equal_nan=True, **properties.TOLERANCE):
-            return (f"数值与参考实现不一致（你的输出：{_values(got)}）。",
-                    f"the values differ from the reference (your output: {_values(got)}).")
+            return Problem(f"数值与参考实现不一致（你的输出：{_values(got)}）。",
+                           f"the values differ from the reference (your output: {_values(got)}).")
         return None
     if isinstance(expected, (tuple, list)):
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
-            return (f"返回值的结构与参考实现不同（你返回了 {_describe(got, 'zh')}）。",
-                    f"the returned structure differs from the reference's (you returned {_describe(got, 'en')}).")
+            return Problem(f"返回值的结构与参考实现不同（你返回了 {_describe(got, 'zh')}）。",
+                           f"the returned structure differs from the reference's (you returned {_describe(got, 'en')}).",
+                           "structure")
         for index, (got_item, expected_item) in enumerate(zip(got, expected)):
             if _labelled(expected_item) and _labelled(got_item) and got_item[0] == expected_item[0]:
                 problem = mismatch(got_item[1], expected_item[1])  # a probe's named output: say its name
                 if problem:
-                    return (f"{expected_item[0]}：{problem[0]}", f"{expected_item[0]}: {problem[1]}")
+                    return problem.within(f"{expected_item[0]}：", f"{expected_item[0]}: ")
                 continue
             problem = mismatch(got_item, expected_item)
             if problem:  # say which item: "your result '雲'" alone does not say where in a list
-                return (f"第 {index} 项（从 0 数起）：{problem[0]}", f"item {index} (counting from 0): {problem[1]}")
+                return problem.within(f"第 {index} 项（从 0 数起）：", f"item {index} (counting from 0): ")
         return None
     if got != expected or type(got) is not type(expected) and not _both_numbers(got, expected):
-        return (f"你的结果 {_describe(got, 'zh')} 与参考实现不同。",
-                f"your result {_describe(got, 'en')} differs from the reference.")
+        # another type (a text where a number belongs, "raised ..." where a value does) is a wrong structure
+        kind = "values" if type(got) is type(expected) or _both_numbers(got, expected) else "structure"
+        return Problem(f"你的结果 {_describe(got, 'zh')} 与参考实现不同。",
+                       f"your result {_describe(got, 'en')} differs from the reference.", kind)
     return None
 
 
@@ -304,11 +350,13 @@ def _both_numbers(a, b):
 
 
 def _describe(value, lang):
-    """A student's value in feedback of one language (the words around it are that language's)."""
+    """A student's value in feedback of one language (the words around it are that language's):
+    a tensor by its shape, a list by its length, anything else as itself."""
     if isinstance(value, torch.Tensor):
-        return f"shape 为 {list(value.shape)} 的张量" if lang == "zh" else f"a tensor of shape {list(value.shape)}"
+        return f"形状为 {list(value.shape)} 的张量" if lang == "zh" else f"a tensor of shape {list(value.shape)}"
     if isinstance(value, (tuple, list)):
-        return f"{len(value)} 项的 {type(value).__name__}" if lang == "zh" else f"a {type(value).__name__} of {len(value)}"
+        return (f"{len(value)} 项的 {type(value).__name__}" if lang == "zh" else
+                f"a {type(value).__name__} of {len(value)} items")
     return repr(value)[:200]
 
 
@@ -323,7 +371,7 @@ def _properties(exercise_id, out):
     if module is None:
         return []
     found = module.check(exercise_id, out, cases_of(exercise_id), reference_module(exercise_id), properties)
-    return [Check(name, problem is None, *(problem or ("", ""))) for name, problem in found]
+    return [Check(name, problem is None, *(problem or ("", "")), kind="property") for name, problem in found]
 
 
 def _same_outcome(got, fault_value):
@@ -351,27 +399,84 @@ def _diagnose(exercise_id, cpu):
 
 
 _SHOWN_INPUTS = 5  # a case's first inputs that feedback shows; the rest is "…"
+_SHOWN_CHARS = 60  # the longest literal an input is shown as; a longer one is cut with "…"
+_USUAL_DTYPES = (torch.float32, torch.int64)  # the dtypes feedback does not name
 
 
 def _case_inputs(exercise_id, case_name, lang):
     """The failing case's inputs, for the feedback in `lang`: the student may rerun it by hand.
-    A tensor is shown by its shape, a long text or list cut, with its length."""
+
+    `key=value` is a literal (a number, None, a short list of numbers, the positional `args`);
+    `key: words` says what the input is, so that no bracket reads as a list holding a number:
+    ids (a case's integer tensor: every chapter's holds token ids) by their count and values
+    when 1-D ("train: 8 个 id [1, 1, 2, …]" / "train: 8 ids [...]"), else by their shape ("形状
+    [2, 5] 的 id" / "ids of shape [2, 5]"); any other tensor by its shape ("形状 [2, 3, 4]" /
+    "shape [2, 3, 4]"); a dtype other than float32 and int64 is named; a text by its length
+    ("46 个字符" / "46 characters") and its start; a list of texts or tensors, or a long list,
+    by its length and its first items."""
     case = cases_of(exercise_id)[case_name]
-    shape = "形状" if lang == "zh" else "shape"
-    parts = [f"{key}={tuple(value)}" if key == "args" else
-             f"{key}: {shape} {list(value.shape)}" if isinstance(value, torch.Tensor) else
-             f"{key}={_shortened(value, lang)}"
+    parts = [f"{key}={tuple(value)}" if key == "args" else f"{key}{_input_words(value, lang)}"
              for key, value in list(case.items())[:_SHOWN_INPUTS]]
     return ", ".join(parts) + (", …" if len(case) > _SHOWN_INPUTS else "")
 
 
-def _shortened(value, lang, limit=60):
+def _input_words(value, lang):
+    """One input as `_case_inputs` shows it, after its name: ": words" or "=literal"."""
+    zh = lang == "zh"
+    if isinstance(value, torch.Tensor):
+        return ": " + _tensor_words(value, zh)
+    if isinstance(value, str):
+        return ": " + (f"{len(value)} 个字符 " if zh else f"{_count(len(value), 'character')} ") + _cut(value)
+    if isinstance(value, (list, tuple)) and value and all(isinstance(item, torch.Tensor) for item in value):
+        shown = [_tensor_words(item, zh) for item in value[:2]]
+        return ": " + (f"{len(value)} 个张量（{'；'.join(shown)}{'；…' if len(value) > 2 else ''}）" if zh else
+                       f"{_count(len(value), 'tensor')} ({'; '.join(shown)}{'; …' if len(value) > 2 else ''})")
+    if isinstance(value, (list, tuple)) and value and all(isinstance(item, str) for item in value):
+        return ": " + (f"{len(value)} 个字符串 " if zh else f"{_count(len(value), 'string')} ") + _cut(value)
+    if isinstance(value, (list, tuple)) and len(repr(value)) > _SHOWN_CHARS:
+        return ": " + (f"{len(value)} 项 " if zh else f"{_count(len(value), 'item')} ") + _cut(value)
+    return "=" + _cut(value)
+
+
+def _tensor_words(tensor, zh):
+    """A case's tensor by its shape (its values are the probes' own), ids also by their count."""
+    dtype = "" if tensor.dtype in _USUAL_DTYPES else str(tensor.dtype).removeprefix("torch.")
+    shape = list(tensor.shape)
+    if tensor.is_floating_point() or tensor.is_complex() or tensor.dtype == torch.bool:
+        shown = f"形状 {shape}" if zh else f"shape {shape}"
+        return shown + (f"（{dtype}）" if zh else f" ({dtype})") if dtype else shown
+    ids = f"{dtype} id" if dtype else "id"
+    if tensor.dim() == 1:
+        return (f"{len(tensor)} 个 {ids} " if zh else f"{_count(len(tensor), ids)} ") + _cut(tensor.tolist())
+    if tensor.dim() == 0:
+        return f"单个 {ids} {tensor.item()}（0 维张量）" if zh else f"a single {ids} {tensor.item()} (a 0-dim tensor)"
+    return f"形状 {shape} 的 {ids}" if zh else f"{ids}s of shape {shape}"
+
+
+def _count(number, noun):
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _cut(value):
+    """`value` as Python writes it, cut to about _SHOWN_CHARS characters: a text inside its quotes,
+    a list after an item."""
     text = repr(value)
-    if len(text) <= limit:
+    if len(text) <= _SHOWN_CHARS:
         return text
-    if not isinstance(value, (str, list, tuple)):
-        return text[:limit] + "…"
-    return text[:limit] + (f"…（共 {len(value)} 项）" if lang == "zh" else f"… ({len(value)} items)")
+    if isinstance(value, str):
+        shown = repr(value[:_SHOWN_CHARS])
+        return shown[:-1] + "…" + shown[-1]
+    if not isinstance(value, (list, tuple)):
+        return text[:_SHOWN_CHARS] + "…"
+    shown, used = [], 0
+    for item in value:
+        piece = repr(item)[:_SHOWN_CHARS]
+        if shown and used + len(piece) > _SHOWN_CHARS:
+            break
+        shown.append(piece)
+        used += len(piece) + 2
+    opening, closing = ("[", "]") if isinstance(value, list) else ("(", ")")
+    return f"{opening}{', '.join(shown)}, …{closing}"
 
 
 def _outcome(entry):
@@ -392,13 +497,14 @@ def _not_implemented_message(exercise):
 def _raised_message(raised, case_name):
     if raised["kind"] == "not_implemented":
         stub = raised["message"]
-        return (f"调用了尚未实现的部分 NotImplementedError('{stub}')（用例 {case_name}）。",
-                f"called something not implemented yet: NotImplementedError('{stub}') (case {case_name}).")
+        return Problem(f"调用了尚未实现的部分 NotImplementedError('{stub}')（用例 {case_name}）。",
+                       f"called something not implemented yet: NotImplementedError('{stub}') (case {case_name}).",
+                       "structure")
     tail = "\n".join(raised.get("traceback", "").strip().splitlines()[-4:])
     kind = raised.get("type", "an exception")
     hint = _one_process_hint(raised)
-    return (f"抛出了 {kind}: {raised['message']}\n{tail}" + hint[0],
-            f"raised {kind}: {raised['message']}\n{tail}" + hint[1])
+    return Problem(f"抛出了 {kind}: {raised['message']}\n{tail}" + hint[0],
+                   f"raised {kind}: {raised['message']}\n{tail}" + hint[1], "structure")
 
 
 _NEW_PROCESS_ROUTES = ("fork", "Popen", "subprocess", "multiprocessing", "exec", "spawn", "system")
@@ -459,11 +565,11 @@ def judge_exercise(exercise, max_score, reply, devices_seen):
             kind, got = outputs.get(name, ("ok", probes.Unusable("no output")))
             problem = _raised_message(got, name) if kind == "raised" else mismatch(got, ref)
             if problem is None and kind == "ok" and wire.devices_of(body["outputs"][device][name]["ok"]) - {device}:
-                problem = ("输出不在输入所在的设备上。", "the output is not on the input's device.")
+                problem = Problem("输出不在输入所在的设备上。", "the output is not on the input's device.", "structure")
             label = f"matches the reference on case '{name}' ({device})"
             if problem and not (kind == "raised" and got["kind"] == "not_implemented"):  # say where, and on what
-                problem = (f"用例 {name}（{device}；输入 {_case_inputs(exercise.id, name, 'zh')}）：{problem[0]}",
-                           f"case {name} ({device}; inputs {_case_inputs(exercise.id, name, 'en')}): {problem[1]}")
+                problem = problem.within(f"用例 {name}（{device}；输入 {_case_inputs(exercise.id, name, 'zh')}）：",
+                                         f"case {name} ({device}; inputs {_case_inputs(exercise.id, name, 'en')}): ")
             result.checks.append(Check(label, problem is None, *(problem or ("", ""))))
     cpu_values = {name: value for name, (kind, value) in cpu.items() if kind == "ok"}
     result.checks.extend(_properties(exercise.id, cpu_values))
@@ -475,15 +581,15 @@ def judge_exercise(exercise, max_score, reply, devices_seen):
             "uses no forbidden shortcut", False,
             f"本练习要求自己写出计算，不能调用 {entry.call_zh or entry.call}；评分器在运行你的代码时看到了这个调用{route[0]}。",
             f"this exercise asks you to write the computation yourself, not to call {entry.call}; the grader saw "
-            f"your code make that call{route[1]}."))
+            f"your code make that call{route[1]}.", "forbidden"))
+    misconception = None
     if not all(check.passed for check in result.checks) and not used:
         diagnosis = _diagnose(exercise.id, cpu)
         if diagnosis is not None:
             result.misconception = diagnosis.id
-            result.feedback_zh = "可能的误解：" + diagnosis.zh
-            result.feedback_en = "likely misconception: " + diagnosis.en
+            misconception = ("可能的误解：" + diagnosis.zh, "likely misconception: " + diagnosis.en)
     result.output = reply.get("output_tail", "")
-    result.finish()
+    result.finish(misconception)
     if result.status != "passed" and load_problems:
         result.feedback_zh += "\n载入你的代码时出错：" + "；".join(load_problems)
         result.feedback_en += "\nwhile loading your code: " + "; ".join(load_problems)

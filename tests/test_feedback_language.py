@@ -12,9 +12,10 @@ from autograder import registry
 from conftest import TESTED
 
 CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
-# what feedback quotes from the student's data or a case's inputs: repr'd strings, "inputs ...", and
-# what the student's code raised (its message and traceback: the package's own errors are Chinese)
-QUOTED = re.compile(r"inputs .*?\)(?=: )|raised [\w.]+: .*|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"", re.DOTALL)
+# what feedback quotes from the student's data or a case's inputs: repr'd strings (on one line: an
+# apostrophe in a line's words, "the caller's", opens none), "inputs ...", and what the student's
+# code raised (its message and traceback: the package's own errors are Chinese)
+QUOTED = re.compile(r"inputs .*?\)(?=: )|raised [\w.]+: .*|'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"", re.DOTALL)
 
 
 def _literal(node):

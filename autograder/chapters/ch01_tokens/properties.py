@@ -59,13 +59,15 @@ def check(exercise_id, out, cases, reference, judges):
             bad = next((judges.judge_fraction(v) for v in values if judges.judge_fraction(v)), None)
             found.append(("a fraction between 0 and 1", bad))
     if exercise_id == "unigram_cross_entropy":
+        # most telling first: feedback leads with the first failed property (engine.SPECIFICITY), and a
+        # sum over the V probabilities other than 1 names the denominator
         uniform, smoothed = _float(out.get("uniform")), _float(out.get("smoothed_in_sample"))
-        if isinstance(uniform, float):
-            found.append(("uniform frequencies give ln V nats",
-                          judges.judge_uniform_baseline(uniform, cases["uniform"]["vocab_size"])))
         per_id = out.get("each_id")
         if isinstance(per_id, torch.Tensor) and per_id.dim() == 1 and per_id.numel() == cases["each_id"]["vocab_size"]:
             found.append(("the V probabilities sum to 1", judges.judge_sums_to_one(per_id.tolist())))
+        if isinstance(uniform, float):
+            found.append(("uniform frequencies give ln V nats",
+                          judges.judge_uniform_baseline(uniform, cases["uniform"]["vocab_size"])))
         if isinstance(smoothed, float):
             found.append(("not below the text's own entropy (Gibbs)",
                           judges.judge_gibbs(cases["smoothed_in_sample"]["eval"].tolist(), smoothed)))
