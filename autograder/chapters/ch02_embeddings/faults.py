@@ -182,7 +182,7 @@ fault.change("init_normal", "uniform_instead",
              (DRAWN, "weight.uniform_(-std, std, generator=generator)"))
 
 fault.change("init_normal", "global_rng",
-             "数字取自全局随机数发生器，没有用传入的 generator：同一个 generator 种子应当给出同样的表，不受全局种子影响。",
+             "数字取自全局随机数发生器，没有用传入的 generator：同一个 generator 随机种子应当给出同样的表，不受全局随机种子影响。",
              "the numbers come from the global RNG, not from the generator passed in: a generator seeded alike must "
              "give the same table whatever the global seed.",
              (DRAWN, "weight.normal_(0.0, std)"))

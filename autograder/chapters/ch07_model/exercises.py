@@ -9,7 +9,7 @@ from autograder.registry import Exercise
 EXERCISES = (
     Exercise("model_forward", 7, "TransformerLM.forward", "整机前向：logits、损失与 KV cache",
              "the whole model's forward: logits, loss and the KV cache", module="model"),
-    Exercise("init_weights", 7, "init_weights", "种子 003 的初始化（0.02 与 1/√(2N)）",
+    Exercise("init_weights", 7, "init_weights", "种子教材 003 的初始化（0.02 与 1/√(2N)）",
              "seed 003's initialisation (0.02 and 1/sqrt(2N))", module="model"),
     Exercise("frozen_parameters", 7, "frozen_parameters", "问题一：哪些参数没有梯度资格",
              "question 1: which parameters may not have a gradient", module="audit"),

@@ -159,7 +159,7 @@ fault.change("init_weights", "variance_as_std",
              ("else INIT_STD", "else math.sqrt(INIT_STD)"))
 
 fault.change("init_weights", "generator_ignored",
-             "没有把 generator 传给 init_normal_：抽样用了全局随机状态，同一个种子的 generator 给不出同样的权重。",
+             "没有把 generator 传给 init_normal_：抽样用了全局随机状态，同一个随机种子的 generator 给不出同样的权重。",
              "the generator is not passed to init_normal_: the draws use the global random state, so generators "
              "seeded alike do not give the same weights.",
              ("init_normal_(parameter, std=std, generator=generator)", "init_normal_(parameter, std=std)"))

@@ -27,7 +27,7 @@ fault.change("get_batch", "start_bound_too_high",
              ("len(data) - block_size,", "len(data) - block_size + 1,"))
 
 fault.change("get_batch", "generator_ignored",
-             "没有用传入的 generator 抽起点：同一个种子不再给出同一批，训练也就无法复现。",
+             "没有用传入的 generator 抽起点：同一个随机种子不再给出同一批，训练也就无法复现。",
              "the starts are not drawn with the generator passed in: the same seed no longer gives the same batch, so "
              "a run cannot be repeated.",
              (", generator=generator)", ")"))
@@ -323,7 +323,7 @@ fault.change("generate", "top_k_not_passed",
              ("next_token_probs(last, temperature, top_k)", "next_token_probs(last, temperature)"))
 
 fault.change("generate", "samples_without_generator",
-             "torch.multinomial 没有传入 generator：采样用的是全局随机数，同一个种子给不出同一段文字。调用时写上 generator=generator。",
+             "torch.multinomial 没有传入 generator：采样用的是全局随机数，同一个随机种子给不出同一段文字。调用时写上 generator=generator。",
              "torch.multinomial is called without the generator: sampling draws from the global random state, so the "
              "same seed does not give the same text again. Pass generator=generator.",
              ("1, generator=generator)", "1)"))

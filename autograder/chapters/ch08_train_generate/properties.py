@@ -125,6 +125,6 @@ def _generator_drawn(drawn):
     if drawn:
         return None
     return ("采样要用传入的 generator 抽取（torch.multinomial(..., generator=generator)）：你的代码一次也没有从它抽过，"
-            "同一个种子就给不出同一段文字。",
+            "同一个随机种子就给不出同一段文字。",
             "sampling must draw with the generator passed in (torch.multinomial(..., generator=generator)): your code "
             "never drew from it, so the same seed cannot give the same text again.")
