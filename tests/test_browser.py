@@ -267,3 +267,67 @@ def test_feedback_shows_rendered_math_with_the_network_blocked(course, browser):
     page.locator("a[name='block']").scroll_into_view_if_needed()  # post_ln's lost item and its feedback
     page.screenshot(path=str(SCREENSHOTS / "feedback-math-offline.png"))
     context.close()
+
+
+def _open_chapter_and_run_all(lab, page):
+    """The student's chapter notebook, current and with its kernel idle, after Run All (the stubs and
+    the unanswered cells say so in one line; the walkthrough's helpers are then defined)."""
+    base, token = lab
+    page.goto(f"{base}/lab/tree/work/{CHAPTER.id}/{CHAPTER.notebook_name}?token={token}")
+    page.locator(".jp-Notebook:visible .jp-Cell").first.wait_for()
+    page.locator(".lm-TabBar-tab", has_text=CHAPTER.notebook_name).first.click()  # the workspace may restore others
+    page.locator(".jp-Notebook:visible .jp-Cell").first.click()
+    page.wait_for_function("() => /\\(ipykernel\\) \\| Idle/.test(document.body.innerText)", timeout=120_000)
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.get_by_text("Run All Cells", exact=True).click()
+    _cell(page, "checks.check_ledger()").locator(".jp-OutputArea-output").wait_for(timeout=180_000)
+    _wait_idle(page)
+
+
+def test_a_failing_visible_check_shows_its_message_and_the_students_line_without_internals(lab, course, page):
+    _open_chapter_and_run_all(lab, page)
+    model = course / "work" / CHAPTER.id / registry.PACKAGE / "model.py"
+    original = model.read_text(encoding="utf-8")
+    stub = re.search(r"\n([ \t]*)# 练习 layer_norm：.*\n[ \t]*raise NotImplementedError\('layer_norm'\)\n", original)
+    assert stub, "the layer_norm stub is not where the release puts it"
+    # centred but never divided by the standard deviation: a wrong result, not an error of Python's
+    model.write_text(original.replace(stub.group(0), f"\n{stub.group(1)}return x - x.mean(dim=-1, keepdim=True)\n"),
+                     encoding="utf-8")
+    try:
+        check = _cell(page, "checks.check_layer_norm()")
+        _run_cell(page, check)
+        _wait_idle(page)
+        page.wait_for_function("""() => [...document.querySelectorAll('.jp-Cell')].some(cell =>
+            cell.innerText.includes('checks.check_layer_norm()') && cell.innerText.includes('可见检查未通过'))""")
+        output = check.locator(".jp-OutputArea").inner_text()
+        lines = [line for line in output.splitlines() if line.strip()]
+        assert lines[0].startswith("✗ 可见检查未通过：") and "方差" in lines[0], output  # the check's own words
+        assert [line.strip().startswith("→ hero_transformer/model.py:") for line in lines].count(True) == 1, output
+        assert "def forward(self, x):" in output  # the exercise's own line, as the student wrote it
+        assert len(lines) == 4, output  # the message, its English, the student's line, the switch
+        assert "Traceback" not in output and "checks.py" not in output and "_raise_if" not in output, output
+        # still an error output: the cell failed (Run All stops there, Validate lists it)
+        assert check.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count() == 1
+        check.scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / "student-visible-check-fails.png"))
+    finally:
+        model.write_text(original, encoding="utf-8")
+
+
+def test_a_passing_answer_check_says_so_in_one_line(lab, page):
+    _open_chapter_and_run_all(lab, page)
+    answer = _cell(page, "normalised_variance = ...")
+    answer.locator(".cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text("normalised_variance = population_variance(standardise([0.0, 0.006]))")
+    page.keyboard.press("Shift+Enter")  # the answer cell
+    page.keyboard.press("Shift+Enter")  # its form check
+    _wait_idle(page)
+    check = _cell(page, 'checks.answered("normalised_variance"')
+    page.wait_for_function("""() => [...document.querySelectorAll('.jp-Cell')].some(cell =>
+        cell.innerText.includes('checks.answered("normalised_variance"') && cell.innerText.includes('形式正确'))""")
+    output = check.locator(".jp-OutputArea").inner_text().strip()
+    assert output == ("✓ normalised_variance：形式正确（数值由隐藏测试核对）  (normalised_variance: the form is right; "
+                      "the hidden tests check the value)"), output
+    check.scroll_into_view_if_needed()
+    page.screenshot(path=str(SCREENSHOTS / "student-answer-form-check-passes.png"))

@@ -20,8 +20,8 @@ def test_solution_notebook_runs_top_to_bottom_with_hidden_checks(assignment):
     outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     ticks = sum(o.text.count("✓") for o in outputs if o.output_type == "stream")
-    # every exercise's visible check and every hidden check printed its pass line
-    assert ticks == len(assignment.exercises) * 2 + len(assignment.answers)
+    # every exercise's visible check, every answer's form check and every hidden check printed its pass line
+    assert ticks == (len(assignment.exercises) + len(assignment.answers)) * 2
 
 
 def test_the_seeds_figures_hold_for_the_reference():

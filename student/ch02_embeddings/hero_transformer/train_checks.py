@@ -10,7 +10,8 @@ import math
 
 import torch
 
-from .checks import TOLERANCE, _passed, _raise_if, answered, visible_check  # noqa: F401
+from .checks import (TOLERANCE, _passed, _raise_if, answered, show_tracebacks, standing_in,  # noqa: F401
+                     visible_check)
 
 MODULE = "train"
 
@@ -268,7 +269,7 @@ def group_summary(groups, net):
     return summary
 
 
-@visible_check("get_batch", module=MODULE)
+@visible_check("get_batch", module=MODULE, target="get_batch")
 def check_get_batch():
     train = _train()
     data = torch.arange(100, 131)
@@ -281,7 +282,7 @@ def check_get_batch():
     _passed("get_batch：形状 [B,T]、int64，y 是 x 右移一位，窗口不越界，同一种子给出同一批")
 
 
-@visible_check("parameter_groups", module=MODULE)
+@visible_check("parameter_groups", module=MODULE, target="parameter_groups")
 def check_parameter_groups():
     train = _train()
     net = _tiny_lm()
@@ -291,7 +292,7 @@ def check_parameter_groups():
     _passed("parameter_groups：只有线性层的权重矩阵衰减，嵌入表、偏置和 LayerNorm 不衰减，顺序与 named_parameters 一致")
 
 
-@visible_check("lr_at", module=MODULE)
+@visible_check("lr_at", module=MODULE, target="lr_at")
 def check_lr_at():
     train = _train()
     settings = dict(max_lr=1e-3, min_lr=1e-4, warmup_steps=10, total_steps=50)
@@ -308,7 +309,7 @@ def check_lr_at():
     _passed("lr_at：线性 warmup 到 max_lr，随后单调下降，total_steps 之后停在 min_lr，坏参数抛 ValueError")
 
 
-@visible_check("train_step", module=MODULE)
+@visible_check("train_step", module=MODULE, target="train_step")
 def check_train_step():
     train = _train()
     net = _tiny_lm()
@@ -337,7 +338,7 @@ def check_train_step():
     _passed("train_step：返回两个 float，损失约为 ln V，参数被更新；损失为 nan 时抛 FloatingPointError 且参数不变")
 
 
-@visible_check("evaluate", module=MODULE)
+@visible_check("evaluate", module=MODULE, target="evaluate")
 def check_evaluate():
     train = _train()
     net = _tiny_lm()
@@ -358,7 +359,7 @@ def check_evaluate():
     _passed("evaluate：不重叠窗口上的每词元平均交叉熵，训练/评估模式原样恢复")
 
 
-@visible_check("next_token_probs", module=MODULE)
+@visible_check("next_token_probs", module=MODULE, target="next_token_probs")
 def check_next_token_probs():
     train = _train()
     logits = torch.tensor([[1.0, 2.0, 3.0, 0.5, -1.0, 2.0], [0.0, 4.0, -2.0, 4.0, 1.0, 3.5]])
@@ -381,24 +382,119 @@ def check_next_token_probs():
     _passed("next_token_probs：每行和为 1，top-k 之外恰为 0（并列保留），温度 0 给出 one-hot，坏参数抛 ValueError")
 
 
-@visible_check("generate", module=MODULE)
+# --- the generate check's doubles: next_token_probs, and a record of the model's calls --------
+
+
+class Sampler:
+    """next_token_probs' double, called by generate by that name: `pick(logits)` gives [B, V]
+    probabilities (not the exercise's), and every call's temperature and top_k are recorded."""
+
+    def __init__(self, pick):
+        self.pick, self.calls = pick, []
+
+    def __call__(self, logits, temperature=1.0, top_k=None):
+        self.calls.append((temperature, top_k))
+        return self.pick(logits)
+
+
+def least_likely(logits):
+    """All the probability on the smallest logit: generate's draws are then known in advance."""
+    return torch.nn.functional.one_hot(logits.argmin(dim=-1), logits.shape[-1]).to(logits.dtype)
+
+
+def reversed_softmax(logits):
+    """A distribution that prefers small logits: exp(-logits), normalised."""
+    weights = torch.exp(logits.amin(dim=-1, keepdim=True) - logits)
+    return weights / weights.sum(dim=-1, keepdim=True)
+
+
+def recorded_calls(net):
+    """Record every forward of `net`: (tokens fed, whether a cache came with them, training mode, grad enabled)."""
+    calls = []
+
+    def record(module, args, kwargs):
+        idx = args[0] if args else kwargs["idx"]
+        past = args[2] if len(args) > 2 else kwargs.get("past_key_values")
+        calls.append((idx.shape[1], past is not None, module.training, torch.is_grad_enabled()))
+
+    return calls, net.register_forward_pre_hook(record, with_kwargs=True)
+
+
+def judge_model_calls(calls, prompt_length, new, use_cache):
+    """use_cache: the whole prompt once, then each newest token with the cache; without: the whole
+    sequence so far, each time, without a cache."""
+    fed = [(length, cached) for length, cached, *_ in calls]
+    if use_cache:
+        expected = [(prompt_length, False)] + [(1, True)] * (new - 1)
+        how_zh, how_en = "第一次送入整个提示，之后每次只送最新的一个词元并带上 past_key_values", \
+            "the whole prompt first, then only the newest token each time, with past_key_values"
+    else:
+        expected = [(prompt_length + i, False) for i in range(new)]
+        how_zh, how_en = "每次送入到目前为止的整个序列、不带缓存", "the whole sequence so far each time, without a cache"
+    if fed != expected:
+        return _problem(f"use_cache={use_cache} 时生成 {new} 个词元，模型的调用应是：{how_zh}。你的 generate 送入的"
+                        f"（词元数, 是否带缓存）依次是 {fed[:6]}{' …' if len(fed) > 6 else ''}。",
+                        f"with use_cache={use_cache}, generating {new} tokens calls the model with {how_en}; your "
+                        f"generate fed (tokens, with a cache) {fed[:6]}{' ...' if len(fed) > 6 else ''}.")
+    return None
+
+
+def judge_drawn_from_sampler(out, logits, prompt_length):
+    """With a sampler that puts all the probability on one token, each new token is that one, for
+    the logits of the position before it."""
+    wanted = logits[:, prompt_length - 1:-1].argmin(dim=-1)
+    if not torch.equal(out[:, prompt_length:], wanted):
+        return _problem("把 next_token_probs 换成一个把全部概率放在最小 logit 上的替身后，每个新词元都应是它给的那个："
+                        "用最后一个位置的 logits 调用 next_token_probs（按这个名字），再用 torch.multinomial 从它的结果里抽。",
+                        "with next_token_probs replaced by a double that puts all the probability on the smallest "
+                        "logit, each new token must be that one: call next_token_probs (by that name) on the last "
+                        "position's logits and draw from its result with torch.multinomial.")
+    return None
+
+
+def judge_sampler_arguments(calls, temperature, top_k, new):
+    if len(calls) != new or any(call != (temperature, top_k) for call in calls):
+        return _problem(f"temperature={temperature}、top_k={top_k} 生成 {new} 个词元时，next_token_probs 应被调用 {new} 次，"
+                        f"每次都带上这两个参数；你的 generate 调用了 {len(calls)} 次，参数为 {calls[:3]}。",
+                        f"generating {new} tokens with temperature={temperature}, top_k={top_k} calls next_token_probs "
+                        f"{new} times, each with both; your generate called it {len(calls)} times with {calls[:3]}.")
+    return None
+
+
+@visible_check("generate", module=MODULE, target="generate")
 def check_generate():
     train = _train()
     net = _tiny_lm(block_size=24)
     prompt = torch.tensor([[1, 2, 3], [4, 4, 0]])
-    net.train()
+    for use_cache in (True, False):
+        net.train()
+        calls, hook = recorded_calls(net)
+        try:
+            out = train.generate(net, prompt, 6, temperature=0.0, use_cache=use_cache)
+        finally:
+            hook.remove()
+        _raise_if(judge_mode_restored(True, net.training))
+        _raise_if(judge_generated(prompt, out, 6))
+        _raise_if(judge_eval_calls(bool(calls) and all(not training and not grad for *_, training, grad in calls)))
+        _raise_if(judge_model_calls(calls, 3, 6, use_cache))
     cached = train.generate(net, prompt, 15, temperature=0.0, use_cache=True)
-    _raise_if(judge_mode_restored(True, net.training))
-    _raise_if(judge_generated(prompt, cached, 15))
-    uncached = train.generate(net, prompt, 15, temperature=0.0, use_cache=False)
-    _raise_if(judge_cache_agrees(cached, uncached))
-    sampled = [train.generate(net, prompt, 12, temperature=1.2, top_k=4, use_cache=flag,
-                              generator=torch.Generator().manual_seed(5)) for flag in (True, False)]
+    _raise_if(judge_cache_agrees(cached, train.generate(net, prompt, 15, temperature=0.0, use_cache=False)))
+    sampler = Sampler(least_likely)
+    with standing_in(train, next_token_probs=sampler):
+        out = train.generate(net, prompt, 8, temperature=1.3, top_k=4, use_cache=True)
+        with torch.no_grad():
+            _raise_if(judge_drawn_from_sampler(out, net.eval()(out).logits, 3))
+        _raise_if(judge_sampler_arguments(sampler.calls, 1.3, 4, 8))
+    with standing_in(train, next_token_probs=Sampler(reversed_softmax)):
+        sampled = [train.generate(net, prompt, 12, temperature=1.2, top_k=4, use_cache=flag,
+                                  generator=torch.Generator().manual_seed(5)) for flag in (True, False)]
     _raise_if(judge_cache_agrees(*sampled))
+    _raise_if(judge_generated(prompt, train.generate(net, prompt, 21, temperature=0.0), 21))  # 3 + 21 = block_size
     try:
         train.generate(net, prompt, 22, temperature=0.0)
         raise AssertionError("提示 3 个词元加 22 个新词元超过了 block_size = 24，应抛出 ValueError。"
                              "\n(3 + 22 tokens exceed block_size 24: raise ValueError)")
     except ValueError:
         pass
-    _passed("generate：形状 [B, T0+n]、保留提示，带缓存与不带缓存逐词元相同（贪心与同种子采样），超长抛 ValueError")
+    _passed("generate：形状 [B, T0+n]、保留提示，评估模式且不建计算图，带缓存时只喂最新词元；带缓存与不带缓存逐词元相同"
+            "（贪心与同种子采样），从 next_token_probs 的结果里抽样（它用的是替身），恰到 block_size 可以、超过抛 ValueError")

@@ -10,7 +10,7 @@ same judges to the outputs of your code on its hidden inputs (one check, two fro
 
 import torch
 
-from .checks import TOLERANCE, _passed, _raise_if, visible_check
+from .checks import TOLERANCE, _passed, _raise_if, show_tracebacks, visible_check  # noqa: F401
 
 RAISED_VALUE_ERROR = "raised ValueError"  # what the probes record when a call raises ValueError
 
@@ -165,7 +165,7 @@ def judge_no_error(outcome):
     return None
 
 
-@visible_check("position_ids", module="positions")
+@visible_check("position_ids", module="positions", target="position_ids")
 def check_position_ids():
     positions = _positions()
     ids, outcome = outcome_of(lambda: positions.position_ids(3, 5))
@@ -182,7 +182,7 @@ def check_position_ids():
     _passed("position_ids：int64、从 start 接着数、用到最后一行也可以，超出 C 或为负时 ValueError")
 
 
-@visible_check("add_positions", module="positions")
+@visible_check("add_positions", module="positions", target="add_positions")
 def check_add_positions():
     positions = _positions()
     gen = torch.Generator().manual_seed(3)
@@ -202,7 +202,7 @@ def check_add_positions():
     _passed("add_positions：形状 [2,3,4] 保持、批量共用同一组位置行、start 接续一致，超出 C 行时 ValueError")
 
 
-@visible_check("untrained_positions", module="positions")
+@visible_check("untrained_positions", module="positions", target="untrained_positions")
 def check_untrained_positions():
     positions = _positions()
     for lengths, block_size in (([2, 4, 3], 7), ([7, 5], 7)):

@@ -10,7 +10,7 @@ same judges to the outputs of your code on its hidden inputs (one check, two fro
 
 import torch
 
-from .checks import TOLERANCE, _passed, _raise_if, visible_check
+from .checks import TOLERANCE, _passed, _raise_if, show_tracebacks, visible_check  # noqa: F401
 
 MODULE = "embeddings"
 
@@ -207,7 +207,7 @@ def _outcome(call):
     return f"returned {type(out).__name__} without raising"
 
 
-@visible_check("one_hot", module=MODULE)
+@visible_check("one_hot", module=MODULE, target="one_hot")
 def check_one_hot():
     embeddings = _embeddings()
     ids = torch.tensor([[2, 0, 4], [1, 4, 3]])  # T = 3, V = 5
@@ -223,7 +223,7 @@ def check_one_hot():
     _passed("one_hot：形状 [2,3,5]、float32、每行一个 1 在第 id 列；浮点 id 报 TypeError，越界 id 报 ValueError")
 
 
-@visible_check("embed", module=MODULE)
+@visible_check("embed", module=MODULE, target="embed")
 def check_embed():
     embeddings = _embeddings()
     weight = torch.randn(6, 4, generator=torch.Generator().manual_seed(0))  # V = 6, d = 4
@@ -238,7 +238,7 @@ def check_embed():
     _passed("embed：[2,3] 到 [2,3,4]，与 one_hot(ids) @ W 一致，留在计算图里；越界和负数 id 报 ValueError")
 
 
-@visible_check("embedding_grad", module=MODULE)
+@visible_check("embedding_grad", module=MODULE, target="embedding_grad")
 def check_embedding_grad():
     embeddings = _embeddings()
     gen = torch.Generator().manual_seed(0)
@@ -258,7 +258,7 @@ def check_embedding_grad():
     _passed("embedding_grad：形状 [6,4]，未用到的行恰为 0，重复的 id 相加，与 autograd 一致")
 
 
-@visible_check("init_normal", module=MODULE)
+@visible_check("init_normal", module=MODULE, target="init_normal_")
 def check_init_normal():
     embeddings = _embeddings()
     draws = []

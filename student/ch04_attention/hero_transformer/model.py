@@ -225,5 +225,5 @@ def init_weights(model, generator=None):
     TransformerLM.__init__ does not call it: call init_weights(TransformerLM(cfg), generator)."""
     from .embeddings import INIT_STD, init_normal_
 
-    # 练习 init_weights：种子 003 的初始化（0.02 与 1/√(2N)）（见本章 notebook）
+    # 练习 init_weights：种子教材 003 的初始化（0.02 与 1/√(2N)）（见本章 notebook）
     raise NotImplementedError('init_weights')

@@ -11,7 +11,8 @@ import math
 
 import torch
 
-from .checks import TOLERANCE, _passed, _raise_if, judge_causal, judge_same_shape, visible_check  # noqa: F401
+from .checks import (TOLERANCE, Counted, _passed, _raise_if, judge_causal, judge_same_shape,  # noqa: F401
+                     show_tracebacks, standing_in, visible_check)
 
 MODULE = "model"
 
@@ -208,7 +209,7 @@ HAND_K = [[2.0, 0.0, 0.0, 0.0], [0.0, 1.0, 1.0, 0.0], [1.0, 0.0, 1.0, 2.0]]
 HAND_SCORES = [[1.0, 0.5, 1.0], [0.0, 1.0, 0.0], [1.0, 1.0, 2.0]]
 
 
-@visible_check("attention_scores", module=MODULE)
+@visible_check("attention_scores", module=MODULE, target="attention_scores")
 def check_attention_scores():
     model = _model()
     scores = model.attention_scores(torch.tensor(HAND_Q), torch.tensor(HAND_K))
@@ -224,7 +225,7 @@ def check_attention_scores():
     _passed("attention_scores：手算例子、形状 [B,h,T_q,T_k]、缩放 1/√d_h")
 
 
-@visible_check("stable_softmax", module=MODULE)
+@visible_check("stable_softmax", module=MODULE, target="stable_softmax")
 def check_stable_softmax():
     model = _model()
     torch.manual_seed(0)
@@ -241,7 +242,7 @@ def check_stable_softmax():
     _passed("stable_softmax：每行和为 1、平移不变、-inf 得 0、大分数不溢出")
 
 
-@visible_check("split_heads", module=MODULE)
+@visible_check("split_heads", module=MODULE, target="CausalSelfAttention.split_heads")
 def check_split_heads():
     model = _model()
     attention = model.CausalSelfAttention(model.Config(10, 6, 4, 2, 1, 8, 0.0))
@@ -250,7 +251,7 @@ def check_split_heads():
     _passed("split_heads：[2,3,4] -> [2,2,3,2]，每个头持有自己那一段特征")
 
 
-@visible_check("merge_heads", module=MODULE)
+@visible_check("merge_heads", module=MODULE, target="CausalSelfAttention.merge_heads")
 def check_merge_heads():
     model = _model()
     attention = model.CausalSelfAttention(model.Config(10, 6, 6, 3, 1, 8, 0.0))
@@ -260,15 +261,70 @@ def check_merge_heads():
     _passed("merge_heads：[1,3,5,2] -> [1,5,6]，还原了拆分")
 
 
-@visible_check("attention", module=MODULE)
+# --- the attention check's doubles: the chapter's other four exercises, and dropout ----------
+# Each is a fixed function with the property the forward relies on, and none is the exercise it
+# stands in for: the check exercises your forward's wiring, whatever state the other four are in.
+
+
+def distance_scores(q, k):
+    """attention_scores' double: minus half the squared distance of each query to each key."""
+    return -0.5 * ((q.unsqueeze(-2) - k.unsqueeze(-3)) ** 2).sum(dim=-1)
+
+
+def cooled_softmax(scores):
+    """stable_softmax's double: a softmax at temperature 3 (rows sum to 1, -inf gets 0)."""
+    weights = torch.exp((scores - scores.amax(dim=-1, keepdim=True)) / 3.0)
+    return weights / weights.sum(dim=-1, keepdim=True)
+
+
+def strided_split(heads):
+    """split_heads' double: head j holds features j, j + h, j + 2h, ... (not split_heads' blocks)."""
+    def split(t):
+        batch, length, width = t.shape
+        return t.reshape(batch, length, width // heads, heads).permute(0, 3, 1, 2)
+    return split
+
+
+def strided_merge(t):
+    """merge_heads' double: undoes strided_split."""
+    batch, heads, length, head_dim = t.shape
+    return t.permute(0, 2, 3, 1).reshape(batch, length, head_dim * heads)
+
+
+def _attention_with_doubles(model, cfg):
+    attention = model.CausalSelfAttention(cfg).eval()
+    attention.split_heads, attention.merge_heads = strided_split(cfg.n_heads), strided_merge
+    attention.attn_dropout = Counted(lambda weights: weights * weights)  # visible where it acts
+    return attention
+
+
+def judge_uniform_average(x, out, proj):
+    """All scores equal: position t averages the values of positions 0..t; with the squaring dropout
+    double the weights are 1/(t+1)^2, so out_t = proj(sum_{s<=t} v_s / (t+1)^2)."""
+    counts = torch.arange(1, x.shape[1] + 1, dtype=x.dtype)[:, None]
+    expected = (x.cumsum(dim=1) / counts ** 2) @ proj.transpose(0, 1)
+    if not _close(out, expected):
+        return ("把 q、k 的投影置 0（所有分数相同）、v 的投影取单位阵、attn_dropout 换成逐元素平方的替身后，位置 t 的输出"
+                "应是 proj(Σ_{s≤t} v_s / (t+1)²)：掩码只许看自己和过去（用了缓存时取 causal_mask 的第 total-T 到 "
+                "total-1 行），dropout 只作用在 softmax 之后的权重上，再乘 v、合并各头、经过 self.proj。",
+                "with the q and k projections zero (all scores equal), the v projection the identity and "
+                "attn_dropout a double that squares, position t must output proj(sum_{s<=t} v_s / (t+1)^2): the "
+                "mask lets a position see itself and the past only (rows total-T .. total-1 of causal_mask with a "
+                "cache), dropout acts on the weights after the softmax, then multiply by v, merge the heads and "
+                "apply self.proj.")
+    return None
+
+
+@visible_check("attention", module=MODULE, target="CausalSelfAttention.forward")
 def check_attention():
     model = _model()
+    cfg = model.Config(10, 6, 4, 2, 1, 8, 0.0)
     torch.manual_seed(0)
-    attention = model.CausalSelfAttention(model.Config(10, 6, 4, 2, 1, 8, 0.0)).eval()
     x = torch.randn(2, 3, 4)
     changed = x.clone()
     changed[:, 2] = torch.randn(2, 4)
-    with torch.no_grad():
+    with torch.no_grad(), standing_in(model, attention_scores=distance_scores, stable_softmax=cooled_softmax):
+        attention = _attention_with_doubles(model, cfg)
         full, present = attention(x)
         _raise_if(judge_same_shape(x, full))
         _raise_if(judge_present(present, False))
@@ -279,4 +335,14 @@ def check_attention():
             _raise_if(judge_present(cache, True, 2, 2, t + 1, 2))
             outputs.append(out)
         _raise_if(judge_incremental(full, torch.cat(outputs, dim=1)))
-    _passed("CausalSelfAttention：形状 [2,3,4]、因果、逐词元 KV cache 与整段前向一致、present 形状")
+        attention = _attention_with_doubles(model, cfg)
+        attention.qkv.weight.zero_()
+        attention.qkv.weight[8:].copy_(torch.eye(4))  # q = k = 0, v = x
+        attention.proj.weight.copy_(torch.tensor([[0., 2., 0., 0.], [0., 0., 3., 0.], [0., 0., 0., 1.], [-1., 0., 0., 0.]]))
+        long = torch.randn(2, 5, 4)
+        _raise_if(judge_uniform_average(long, attention(long)[0], attention.proj.weight))
+        head, past = attention(long[:, :3], None, True)  # two new positions after three cached
+        tail, _ = attention(long[:, 3:], past, True)
+        _raise_if(judge_uniform_average(long, torch.cat([head, tail], dim=1), attention.proj.weight))
+    _passed("CausalSelfAttention：形状 [2,3,4]、因果、逐词元 KV cache 与整段前向一致、present 形状；所有分数相同时"
+            "恰为可见位置的平均（本章另外四个练习与 dropout 用的是替身）")

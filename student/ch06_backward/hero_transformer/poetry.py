@@ -23,13 +23,14 @@ from torch import nn
 
 from . import corpus, model, tokens, train
 
-# The capstone run, measured on the project's machine (2 CPU cores, see docs/benchmarks.md).
+# The capstone run.  On the project's 2-core machine a step of this model took 0.26 s with 2 threads,
+# so 2,000 steps take about 9 minutes (docs/benchmarks.md, "Capstone"); `seconds_per_step`
+# measures it on the machine at hand before a run starts.
 CAPSTONE = {
     "n_layers": 4, "d_model": 128, "n_heads": 4, "d_ff": 512, "block_size": 64, "dropout": 0.0,
     "steps": 2000, "batch_size": 32, "max_lr": 3e-3, "min_lr": 3e-4, "warmup_steps": 100,
     "weight_decay": 0.1, "max_grad_norm": 1.0, "eval_every": 250, "seed": 0, "threads": 2,
 }
-MEASURED = {"minutes": 9, "machine": "2 CPU cores (the project's CI machine)"}  # filled from the benchmark
 
 PUNCTUATION = "，。？！；"
 LINE_ENDS = "。？！"  # where a printed poem starts a new line
@@ -145,6 +146,35 @@ def build(vocab_size, settings=CAPSTONE):
                        n_heads=settings["n_heads"], n_layers=settings["n_layers"], d_ff=settings["d_ff"],
                        dropout=settings["dropout"])
     return model.init_weights(model.TransformerLM(cfg), generator=torch.Generator().manual_seed(settings["seed"]))
+
+
+def seconds_per_step(lm, train_ids, batch_size, block_size, threads, steps=5):
+    """How long one training step of `lm` takes here: `steps` steps (after one to warm up) of
+    get_batch and train_step on a copy of it, with `threads` threads.  The model is untouched."""
+    import copy
+
+    trial = copy.deepcopy(lm)
+    optimizer = torch.optim.AdamW(train.parameter_groups(trial, 0.1), lr=1e-4, betas=(0.9, 0.95))
+    generator = torch.Generator().manual_seed(0)
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for step in range(steps + 1):
+            if step == 1:
+                began = time.perf_counter()
+            inputs, targets = train.get_batch(train_ids, block_size, batch_size, generator)
+            train.train_step(trial, optimizer, inputs, targets, 1e-4)
+    finally:
+        torch.set_num_threads(previous)
+    return (time.perf_counter() - began) / steps
+
+
+def estimated_minutes(data, settings=CAPSTONE):
+    """The capstone's training time on this machine, from a few measured steps."""
+    lm = build(data["coder"].vocab_size, settings)
+    per_step = seconds_per_step(lm, data["train_ids"], settings["batch_size"], settings["block_size"],
+                                settings["threads"])
+    return per_step * settings["steps"] / 60
 
 
 def run(data, settings=CAPSTONE, samples=8, progress=True, log=print):

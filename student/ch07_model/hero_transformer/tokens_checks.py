@@ -10,7 +10,7 @@ autograder applies the same judges to the outputs of your code in its own proces
 import math
 from collections import Counter
 
-from .checks import _passed, visible_check
+from .checks import _passed, _raise_if, show_tracebacks, visible_check  # noqa: F401
 
 UNK = "<unk>"
 
@@ -178,6 +178,20 @@ def judge_sums_to_one(per_id):
     return None
 
 
+WORKED_EXAMPLE = (math.log(7 / 3) + math.log(7)) / 2  # the walkthrough's: train (1, 1, 2), V = 4, alpha = 1, eval (1, 3)
+
+
+def judge_worked_example(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or abs(value - WORKED_EXAMPLE) > 1e-9:
+        return _problem(f"讲解里的例子（训练 id (1, 1, 2)，V = 4，alpha = 1，评估 (1, 3)）应得 (ln 7/3 + ln 7)/2 ≈ 1.3966 "
+                        f"nats，你的函数给出 {value!r}：q(i) = (count(i) + alpha)/(N + alpha·V)，这里分母是 3 + 1·4 = 7；"
+                        "结果是按评估词元取平均的浮点数。",
+                        f"the walkthrough's example (train ids (1, 1, 2), V = 4, alpha = 1, evaluated (1, 3)) gives "
+                        f"(ln 7/3 + ln 7)/2 = 1.3966 nats; yours gives {value!r}: q(i) = (count(i) + alpha)/(N + "
+                        "alpha*V), here a denominator of 3 + 1*4 = 7, averaged over the evaluated tokens, a float.")
+    return None
+
+
 # --- checks you run in the notebook ---------------------------------------------------------
 
 
@@ -187,15 +201,10 @@ def _tokens():
     return tokens
 
 
-def _raise_if(problem):
-    if problem is not None:
-        raise AssertionError(problem[0] + "\n(" + problem[1] + ")")
-
-
 SAMPLE = "白日依山盡，黃河入海流。\n欲窮千里目，更上一層樓。\n"  # 王之渙《登鸛雀樓》, not in the notebook's tables
 
 
-@visible_check("build_vocab", module="tokens")
+@visible_check("build_vocab", module="tokens", target="build_vocab")
 def check_build_vocab():
     tokens = _tokens()
     for max_size in (1, 4, 8, 100):
@@ -206,7 +215,7 @@ def check_build_vocab():
     _passed("build_vocab：<unk> 是 id 0，上限含 <unk>，按次数降序、同次数按码位")
 
 
-@visible_check("encode", module="tokens")
+@visible_check("encode", module="tokens", target="Tokenizer.encode")
 def check_encode():
     tokens = _tokens()
     itos = [UNK, "，", "。", "\n", "山", "日", "白", "河"]
@@ -227,7 +236,7 @@ def check_encode():
     _passed("encode：每字一个 id，字表外的字为 0，非 str 抛 TypeError")
 
 
-@visible_check("decode", module="tokens")
+@visible_check("decode", module="tokens", target="Tokenizer.decode")
 def check_decode():
     tokens = _tokens()
     itos = [UNK, "，", "。", "\n", "山", "日", "白", "河"]
@@ -246,7 +255,7 @@ def check_decode():
     _passed("decode：逐个查表直接拼接，id 越界（含负数）抛 ValueError")
 
 
-@visible_check("coverage", module="tokens")
+@visible_check("coverage", module="tokens", target="coverage")
 def check_coverage():
     tokens = _tokens()
     for itos in ([UNK], [UNK, "，", "。"], [UNK, "，", "山", "海", "雲"], [UNK] + sorted(set(SAMPLE))):
@@ -256,17 +265,20 @@ def check_coverage():
     _passed("coverage：按出现次数计的比例，在 0 与 1 之间")
 
 
-@visible_check("unigram_cross_entropy", module="tokens")
+@visible_check("unigram_cross_entropy", module="tokens", target="unigram_cross_entropy")
 def check_unigram_cross_entropy():
     tokens = _tokens()
-    _raise_if(judge_uniform_baseline(tokens.unigram_cross_entropy(list(range(6)), [0, 3, 3], 6, alpha=0.5), 6))
     ids = [1, 2, 2, 3, 3, 3]
+    # first the property that names the denominator: N + alpha (not N + alpha*V) fails it, and so does
+    # smoothing over the seen ids only; then the walkthrough's own example, worked out in the text
+    _raise_if(judge_sums_to_one([tokens.unigram_cross_entropy(ids, [i], 7, alpha=1.0) for i in range(7)]))
+    _raise_if(judge_worked_example(tokens.unigram_cross_entropy([1, 1, 2], [1, 3], 4, alpha=1.0)))
+    _raise_if(judge_uniform_baseline(tokens.unigram_cross_entropy(list(range(6)), [0, 3, 3], 6, alpha=0.5), 6))
     in_sample = tokens.unigram_cross_entropy(ids, ids, 5, alpha=0.0)
     if abs(in_sample - own_entropy(ids)) > 1e-9:
         raise AssertionError("alpha=0 且评估集就是训练集时，结果应等于字频自身的熵 -Σ p·ln p（按词元平均，不是按字表平均）。\n"
                              "(with alpha=0 on the training ids themselves the result is the entropy of their "
                              "frequencies, averaged over tokens, not over the vocabulary.)")
-    _raise_if(judge_sums_to_one([tokens.unigram_cross_entropy(ids, [i], 7, alpha=1.0) for i in range(7)]))
     for train, evaluated, V, alpha in ((ids, ids, 5, 1.0), (ids, [0, 4, 3], 5, 1.0), (ids, [4], 9, 0.25)):
         _raise_if(judge_gibbs(evaluated, tokens.unigram_cross_entropy(train, evaluated, V, alpha=alpha)))
     try:
@@ -278,5 +290,5 @@ def check_unigram_cross_entropy():
                              f"你的结果是 {unseen!r}。\n"
                              f"(with alpha=0 an evaluated id never seen in training has probability 0 and -ln 0 = inf: "
                              f"the result should be math.inf; yours is {unseen!r}.)")
-    _passed("unigram_cross_entropy：均匀时为 ln V，alpha=0 自评为熵，未见过的 id 给出 inf，V 个 id 的概率之和为 1，"
+    _passed("unigram_cross_entropy：讲解的例子 1.3966，均匀时为 ln V，alpha=0 自评为熵，未见过的 id 给出 inf，V 个 id 的概率之和为 1，"
             "不低于评估文本自身的熵")

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .checks import TOLERANCE, _passed, _raise_if, judge_causal, visible_check  # noqa: F401
+from .checks import TOLERANCE, _passed, _raise_if, judge_causal, show_tracebacks, visible_check  # noqa: F401
 
 MODEL, AUDIT = "model", "audit"
 
@@ -216,7 +216,7 @@ def small_config(model, n_layers=2):
     return model.Config(vocab_size=11, block_size=8, d_model=4, n_heads=2, n_layers=n_layers, d_ff=8, dropout=0.0)
 
 
-@visible_check("model_forward", module=MODEL)
+@visible_check("model_forward", module=MODEL, target="TransformerLM.forward")
 def check_model_forward():
     model, _ = _package()
     torch.manual_seed(0)
@@ -258,7 +258,7 @@ def check_model_forward():
     _passed("TransformerLM.forward：logits [2,5,11]、平均交叉熵、因果、KV cache 与整段一致、越界报错、每块与 ln_f 都用上")
 
 
-@visible_check("init_weights", module=MODEL)
+@visible_check("init_weights", module=MODEL, target="init_weights")
 def check_init_weights():
     model, _ = _package()
     cfg = model.Config(vocab_size=64, block_size=32, d_model=32, n_heads=4, n_layers=3, d_ff=64, dropout=0.0)
@@ -326,21 +326,21 @@ def _check_question(function, position, question_zh, question_en):
         _raise_if(judge_flags(names, answers[position], f"{question_zh}（{name}）", f"{question_en} ({name})"))
 
 
-@visible_check("frozen_parameters", module=AUDIT)
+@visible_check("frozen_parameters", module=AUDIT, target="frozen_parameters")
 def check_frozen_parameters():
     _, audit = _package()
     _check_question(audit.frozen_parameters, 0, "frozen_parameters", "frozen_parameters")
     _passed("frozen_parameters：六个小例子里只标出 requires_grad=False 的参数")
 
 
-@visible_check("unreached_parameters", module=AUDIT)
+@visible_check("unreached_parameters", module=AUDIT, target="unreached_parameters")
 def check_unreached_parameters():
     _, audit = _package()
     _check_question(audit.unreached_parameters, 1, "unreached_parameters", "unreached_parameters")
     _passed("unreached_parameters：只标出这一批梯度为 None 或全零的可训练参数")
 
 
-@visible_check("unoptimized_parameters", module=AUDIT)
+@visible_check("unoptimized_parameters", module=AUDIT, target="unoptimized_parameters")
 def check_unoptimized_parameters():
     _, audit = _package()
     _check_question(audit.unoptimized_parameters, 2, "unoptimized_parameters", "unoptimized_parameters")
@@ -353,7 +353,7 @@ def check_unoptimized_parameters():
     _passed("unoptimized_parameters：按对象身份比较，只标出优化器没有持有的可训练参数")
 
 
-@visible_check("ledger_gap", module=AUDIT)
+@visible_check("ledger_gap", module=AUDIT, target="ledger_gap")
 def check_ledger_gap():
     model, audit = _package()
     cfg = small_config(model, n_layers=3)

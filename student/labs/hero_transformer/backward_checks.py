@@ -15,7 +15,8 @@ import math
 
 import torch
 
-from .checks import TOLERANCE, _passed, _raise_if, answered, visible_check  # noqa: F401
+from .checks import (TOLERANCE, _passed, _raise_if, answered, show_tracebacks, standing_in,  # noqa: F401
+                     visible_check)
 
 MODULE = "backward"
 
@@ -235,7 +236,7 @@ def _double(*shape):
     return torch.randn(*shape, dtype=torch.float64)
 
 
-@visible_check("layer_norm_backward", module=MODULE)
+@visible_check("layer_norm_backward", module=MODULE, target="layer_norm_backward")
 def check_layer_norm_backward():
     backward = _backward()
     torch.manual_seed(0)
@@ -254,7 +255,7 @@ def check_layer_norm_backward():
     _passed("layer_norm_backward：与 autograd 一致，grad_x 各行和为 0，<grad_x, xhat> 只剩 eps 项，gradcheck 通过")
 
 
-@visible_check("gelu_backward", module=MODULE)
+@visible_check("gelu_backward", module=MODULE, target="gelu_backward")
 def check_gelu_backward():
     backward = _backward()
     torch.manual_seed(0)
@@ -267,7 +268,7 @@ def check_gelu_backward():
     _passed("gelu_backward：与 autograd 一致，g'(u) + g'(-u) = 1，gradcheck 通过")
 
 
-@visible_check("linear_backward", module=MODULE)
+@visible_check("linear_backward", module=MODULE, target="linear_backward")
 def check_linear_backward():
     backward = _backward()
     torch.manual_seed(0)
@@ -285,7 +286,7 @@ def check_linear_backward():
     _passed("linear_backward：形状 [out, in] 与 [out]，与 autograd 一致，gradcheck 通过")
 
 
-@visible_check("residual_backward", module=MODULE)
+@visible_check("residual_backward", module=MODULE, target="residual_backward")
 def check_residual_backward():
     backward = _backward()
     torch.manual_seed(0)
@@ -299,27 +300,110 @@ def check_residual_backward():
     _passed("residual_backward：R(x) = -x 时严格为 0，x + sin(x) 与 autograd 一致")
 
 
-@visible_check("feedforward_sublayer_backward", module=MODULE)
+# --- the sublayer check's doubles: the four backwards it calls by name ---------------------
+# Each is the exact backward of a DIFFERENT function (so none is the exercise it stands in for), and
+# the witness is autograd through ops whose forward is the real one and whose backward is the double:
+# what your sublayer must give when it calls the four by name, whatever state they are in.
+
+
+def affine_backward(grad_out, x, weight, eps=1e-5):
+    """layer_norm_backward's double: the backward of y = (1 + eps) x * weight + bias (no normalising;
+    eps in it, so the check sees that LN's own eps is passed on)."""
+    width = x.shape[-1]
+    return ((1 + eps) * grad_out * weight, (1 + eps) * (grad_out * x).reshape(-1, width).sum(dim=0),
+            grad_out.reshape(-1, width).sum(dim=0))
+
+
+def tanh_backward(grad_out, x):
+    """gelu_backward's double: the backward of tanh."""
+    return grad_out * (1 - torch.tanh(x) ** 2)
+
+
+def sine_linear_backward(grad_out, x, weight):
+    """linear_backward's double: the backward of y = sin(x) W^T + b."""
+    flat = grad_out.reshape(-1, grad_out.shape[-1])
+    return ((grad_out @ weight) * torch.cos(x), flat.transpose(0, 1) @ torch.sin(x).reshape(-1, x.shape[-1]),
+            flat.sum(dim=0))
+
+
+def subtracting_residual_backward(grad_out, branch_backward):
+    """residual_backward's double: the backward of y = x - R(x)."""
+    return grad_out - branch_backward(grad_out)
+
+
+SUBLAYER_DOUBLES = {"layer_norm_backward": affine_backward, "gelu_backward": tanh_backward,
+                    "linear_backward": sine_linear_backward, "residual_backward": subtracting_residual_backward}
+
+
+def _op(forward, backward):
+    """An autograd op: `forward` going forward, the double `backward` going back."""
+    class Op(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, *inputs):
+            ctx.save_for_backward(*inputs)
+            return forward(*inputs)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return backward(grad, *ctx.saved_tensors)
+
+    return Op.apply
+
+
+def sublayer_witness(grad_out, u, ln, ffn):
+    """(grad_u, {name: gradient}) of Y = U + FFN(LN2(U)) with the four backwards replaced by the doubles."""
+    def layer_norm(x, weight, bias):
+        centered = x - x.mean(dim=-1, keepdim=True)
+        return centered / torch.sqrt((centered * centered).mean(dim=-1, keepdim=True) + ln.eps) * weight + bias
+
+    norm = _op(layer_norm, lambda g, x, weight, bias: affine_backward(g, x, weight, ln.eps))
+    linear = _op(lambda x, weight, bias: x @ weight.transpose(0, 1) + bias,
+                 lambda g, x, weight, bias: sine_linear_backward(g, x, weight))
+    activation = _op(lambda x: 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0))), tanh_backward)
+    leaves = [t.detach().clone().requires_grad_() for t in (u, ln.weight, ln.bias, ffn.fc1.weight, ffn.fc1.bias,
+                                                           ffn.fc2.weight, ffn.fc2.bias)]
+    x, gamma, beta, w1, b1, w2, b2 = leaves
+    with torch.enable_grad():
+        branch = linear(activation(linear(norm(x, gamma, beta), w1, b1)), w2, b2)
+        grad_x, *grads = torch.autograd.grad(branch, leaves, grad_out)
+    return subtracting_residual_backward(grad_out, lambda g: grad_x), dict(zip(SUBLAYER_KEYS, grads))
+
+
+def judge_with_doubles(problem):
+    """A gradient judge's words, with what this check replaced: the four backwards called by name."""
+    if problem is None:
+        return None
+    return (problem[0] + "（这个检查把 layer_norm_backward、gelu_backward、linear_backward、residual_backward 换成了"
+            "替身，各是另一个函数的正确反向：你的子层要按名字调用它们，把 LN 自己的 eps 交给 layer_norm_backward，"
+            "并在 residual_backward 的 branch_backward 里完成整条分支）",
+            problem[1] + " (this check replaces layer_norm_backward, gelu_backward, linear_backward and "
+            "residual_backward by doubles, each the correct backward of another function: call them by name, pass "
+            "LN's own eps to layer_norm_backward, and run the whole branch inside residual_backward's "
+            "branch_backward)")
+
+
+@visible_check("feedforward_sublayer_backward", module=MODULE, target="feedforward_sublayer_backward")
 def check_feedforward_sublayer_backward():
     from hero_transformer import model
 
     backward = _backward()
     torch.manual_seed(0)
     cfg = model.Config(vocab_size=10, block_size=6, d_model=4, n_heads=2, n_layers=1, d_ff=8, dropout=0.0)
-    ln, ffn = model.LayerNorm(4).double(), model.FeedForward(cfg).double().eval()
+    ln, ffn = model.LayerNorm(4, eps=0.25).double(), model.FeedForward(cfg).double().eval()  # eps: its own
     with torch.no_grad():
         ln.weight.add_(0.3 * torch.randn(4, dtype=torch.float64))
         ln.bias.add_(0.3 * torch.randn(4, dtype=torch.float64))
     u, grad_out = _double(2, 3, 4), _double(2, 3, 4)
-    grad_u, grads = backward.feedforward_sublayer_backward(grad_out, u, ln, ffn)
+    with standing_in(backward, **SUBLAYER_DOUBLES):
+        grad_u, grads = backward.feedforward_sublayer_backward(grad_out, u, ln, ffn)
     _raise_if(judge_keys(grads))
     parameters = {"ln.weight": ln.weight, "ln.bias": ln.bias, "fc1.weight": ffn.fc1.weight, "fc1.bias": ffn.fc1.bias,
                   "fc2.weight": ffn.fc2.weight, "fc2.bias": ffn.fc2.bias}
     _raise_if(judge_parameter_shapes(grads, {name: p.shape for name, p in parameters.items()}))
-    witness = u.clone().requires_grad_()
-    y = witness + ffn(ln(witness))  # chapter 5's forward, differentiated by autograd
-    expected = torch.autograd.grad(y, [witness, *parameters.values()], grad_out)
-    _raise_if(judge_matches_autograd(grad_u, expected[0], "grad_u"))
-    for (name, _), theirs in zip(parameters.items(), expected[1:]):
-        _raise_if(judge_matches_autograd(grads[name], theirs, name))
-    _passed("feedforward_sublayer_backward：六个参数梯度的键与形状，grad_u 与各参数梯度都与 autograd 一致")
+    expected_u, expected = sublayer_witness(grad_out, u, ln, ffn)
+    _raise_if(judge_with_doubles(judge_matches_autograd(grad_u, expected_u, "grad_u")))
+    for name in SUBLAYER_KEYS:
+        _raise_if(judge_with_doubles(judge_matches_autograd(grads[name], expected[name], name)))
+    _passed("feedforward_sublayer_backward：六个参数梯度的键与形状；四个反向换成替身时，grad_u 与各参数梯度都与 "
+            "autograd 一致（本章另外四个练习用的是替身）")
+

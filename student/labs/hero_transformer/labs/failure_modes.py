@@ -124,7 +124,7 @@ CLAIMS = (
     Claim("eps_flattens", "近乎常数的输入 [1,1,1,1.001]：eps 越大，LayerNorm 的输出越被压扁。",
           "A near-constant input [1, 1, 1, 1.001]: the larger eps, the flatter LayerNorm's output.", "seed 003 §2.15.1",
           "±0.866 → ±0.500 → ±0.050 at eps 1e-5 / 1e-3 / 1e-1", judge_eps_flattens),
-    Claim("eps_table_figures", "种子的数值：前两个分量约为 ±0.866 / ±0.500 / ±0.050。",
+    Claim("eps_table_figures", "种子教材的数值：前两个分量约为 ±0.866 / ±0.500 / ±0.050。",
           "The seed's figures: the first two components are about ±0.866 / ±0.500 / ±0.050.", "seed 003 §2.15.1",
           "±0.866 / ±0.500 / ±0.050 (the input's std is 4.3e-4, and its first two components are equal)",
           judge_eps_figures),
