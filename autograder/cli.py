@@ -272,6 +272,41 @@ def figures_table(figures, source):
     return "\n".join(lines)
 
 
+def _capstone(args):
+    """Chapter 8's capstone with the reference: train (and save), or write from the saved model."""
+    from . import reference
+
+    corpus, poetry = reference.load("corpus"), reference.load("poetry")
+    saved = Path(args.save)
+    if args.write is not None:
+        if not saved.is_file():
+            print(f"hero capstone: no trained model at {saved}: run `hero capstone` first", file=sys.stderr)
+            return 2
+        lm, coder = poetry.load(saved)
+        try:
+            poems = poetry.write(lm, coder, list(args.write), temperature=args.temperature, top_k=args.top_k,
+                                 seed=args.seed)
+        except ValueError as exc:
+            print(f"hero capstone: {exc}", file=sys.stderr)
+            return 2
+        for poem in poems:
+            print("\n".join(poetry.as_lines(poem)) + "\n")
+        return 0
+    if args.source == "full" and not corpus.is_cached():
+        print("hero capstone: the full corpus is not cached: run `hero corpus fetch` first (the 300 committed poems "
+              "are too few to learn to write from; --source fixture runs anyway)", file=sys.stderr)
+        return 2
+    settings = poetry.with_steps(args.steps) if args.steps else poetry.CAPSTONE
+    data = poetry.prepare(args.source)
+    result = poetry.run(data, settings, samples=args.samples, log=lambda line: print(line, file=sys.stderr))
+    poetry.save(saved, result["model"], data["coder"], settings)
+    for poem in result["poems"][:len(poetry.PROMPTS)]:
+        print("\n".join(poetry.as_lines(poem)) + "\n")
+    print(f"hero capstone: {poetry.summary(result, data)}; model saved in {saved} "
+          f"(hero capstone --write 春 writes from it)")
+    return 0
+
+
 def _demo(args):
     from . import demo
 
@@ -288,10 +323,13 @@ def _lab(args):
         print(labs.claims_markdown(), end="")
         return 0
     if args.action == "list":
+        from . import lab_times
+
         for lab in labs.all_labs().values():
-            counts = {mode: len(lab.runs(setting)) for mode, setting in lab.settings.items()}
-            modes = ", ".join(f"{mode}: {n} run{'s' if n != 1 else ''}" for mode, n in counts.items())
-            print(f"{lab.name:<18} {lab.title_en}  ({modes})")
+            print(f"{lab.name:<18} {lab.title_en}")
+            for mode, setting in lab.settings.items():
+                runs = len(lab.runs(setting))
+                print(f"  {mode + ':':<7}{runs:>3} run{'s' if runs != 1 else ' '}  {lab_times.describe(lab, mode)}")
         return 0
     if not args.name:
         print("hero lab run: name a lab (hero lab list shows them)", file=sys.stderr)
@@ -366,6 +404,21 @@ def main(argv=None):
     cor.add_argument("--poems", type=int, default=4003, help="stats: the first N poems (default: seed 003's 4,003)")
     cor.add_argument("--vocab-size", type=int, default=1200, help="stats: the vocabulary size, <unk> included")
     cor.set_defaults(run=_corpus)
+
+    cap = commands.add_parser("capstone", help="chapter 8's capstone with the reference: train the poem-writing "
+                                                "model (about 10 minutes on 2 CPU cores), or write from the saved one")
+    cap.add_argument("--source", choices=("full", "fixture"), default="full",
+                     help="the cached full corpus (default; `hero corpus fetch`) or the 300 committed poems")
+    cap.add_argument("--steps", type=int, help="train this many steps instead of the capstone's own number")
+    cap.add_argument("--samples", type=int, default=8, help="poems written per prompt character for the figures "
+                                                             "(default 8)")
+    cap.add_argument("--save", default="build/capstone/model.pt", help="where the trained model is kept")
+    cap.add_argument("--write", metavar="PROMPTS", help="write one poem per character of PROMPTS with the saved "
+                                                        "model instead of training (characters of the vocabulary)")
+    cap.add_argument("--temperature", type=float, default=0.8, help="--write: sampling temperature (default 0.8)")
+    cap.add_argument("--top-k", type=int, default=20, help="--write: sample among the k likeliest (default 20)")
+    cap.add_argument("--seed", type=int, default=0, help="--write: the random seed of the sampling")
+    cap.set_defaults(run=_capstone)
 
     demo = commands.add_parser("demo", help="release, autograde generated samples with nbgrader, show grades")
     demo.add_argument("--lang", choices=("zh", "en"), default="zh")

@@ -7,6 +7,11 @@ clashes with old submissions): generate_assignment, samples generated
 checks every expectation: the reference and the correct variants get full marks,
 the stubs zero, and each faulty sample loses points exactly on the exercise its
 fault lives in.
+
+In a terminal every step shows its progress on stderr (autograder/progress.py): a bar with ETA
+where the count is known (the release's steps, the samples written, the submissions autograded
+and given feedback), otherwise how long the step has run, redrawn every second.  Each assignment
+ends with one line (its verdict, its time, the time of each step); the last line is the total.
 """
 
 import json
@@ -14,8 +19,11 @@ import shutil
 import subprocess
 import sys
 
-from . import progress, registry, release, samples
-from .nbgrader_glue import REPORT_NAME
+from . import progress, registry
+
+with progress.bar(None, "loading nbformat, nbgrader and torch"):  # seconds of imports: shown, not silent
+    from . import release, samples
+    from .nbgrader_glue import REPORT_NAME
 
 ROOT = registry.REPO_ROOT / "build" / "demo"
 
@@ -28,16 +36,28 @@ def fresh_course():
 
 
 def nbgrader(*args, log_level="WARN", total=None, done=None):
-    """Run one nbgrader command in the demo's course root; with `total` and `done` (a folder
-    pattern under it, one per finished submission), show a progress bar meanwhile."""
+    """Run one nbgrader command in the demo's course root, showing meanwhile how long it has run
+    or, with `total` and `done` (a file pattern under it, one per finished submission), a bar
+    with ETA; returns its time in seconds."""
     command = [sys.executable, "-m", "nbgrader", *args, f"--log-level={log_level}"]
     print("$ nbgrader " + " ".join(args), flush=True)
-    if total is None:
-        subprocess.run(command, cwd=ROOT, check=True)
-        return
-    status = progress.run_counting(command, total, lambda: len(list(ROOT.glob(done))), args[0], cwd=ROOT)
+    timer = progress.Timer()
+    count = (lambda: len(list(ROOT.glob(done)))) if done else None
+    status = progress.run_counting(command, total, count, f"nbgrader {args[0]}", cwd=ROOT)
     if status:
         raise subprocess.CalledProcessError(status, command)
+    return timer.elapsed
+
+
+def generate_samples(assignment):
+    """samples.write for one assignment into the course root, with a bar counting the sample
+    folders whose notebook (written last) is there."""
+    folder = ROOT / "samples" / assignment.id
+    # what samples.write_assignment writes: reference, stubs, one per catalogue entry
+    total = len({"reference", "stubs", *(entry.sample for entry in assignment.entries())})
+    with progress.bar(total, "samples", unit="sample",
+                      poll=lambda: len(list(folder.glob(f"*/{assignment.notebook_name}")))):
+        return samples.write(ROOT / "samples", [assignment], with_hostile=False)[assignment.id]
 
 
 def expected_losses(assignment, sample):
@@ -64,22 +84,33 @@ def run(lang="zh"):
     timer = progress.Timer()
     print("== building the release (student/, solutions/)", flush=True)
     release.build(show_progress=True)
+    print(f"release built in {progress.duration(timer.elapsed)}", flush=True)
     fresh_course()
     print(f"== course root for the demo: {ROOT.relative_to(registry.REPO_ROOT)}/", flush=True)
     failures = 0
-    for assignment in registry.ASSIGNMENTS.values():
-        nbgrader("generate_assignment", assignment.id, "--force")
-        generated = samples.write(ROOT / "samples", [assignment], with_hostile=False)[assignment.id]
+    assignments = list(registry.ASSIGNMENTS.values())
+    for number, assignment in enumerate(assignments, 1):
+        print(f"\n== {assignment.id} ({number}/{len(assignments)})", flush=True)
+        took = progress.Timer()
+        steps = {"generate_assignment": nbgrader("generate_assignment", assignment.id, "--force")}
+        step = progress.Timer()
+        generated = generate_samples(assignment)
         names = samples.names(generated)
         for name in names:
             shutil.copytree(generated / name, ROOT / "submitted" / name / assignment.id)
-        print(f"== autograding {len(names)} generated samples with nbgrader", flush=True)
-        nbgrader("autograde", assignment.id, "--force", total=len(names), done=f"autograded/*/{assignment.id}")
-        nbgrader("generate_feedback", assignment.id, "--force", total=len(names),
-                 done=f"feedback/*/{assignment.id}/*.html")
-        nbgrader("export")
-        failures += _show(assignment, names, lang)
-    print(f"hero demo: done in {timer.elapsed:.0f} s; "
+        steps["samples"] = step.elapsed
+        print(f"{len(names)} generated samples in submitted/; autograding them with nbgrader", flush=True)
+        steps["autograde"] = nbgrader("autograde", assignment.id, "--force", total=len(names),
+                                      done=f"autograded/*/{assignment.id}/{REPORT_NAME}")
+        steps["generate_feedback"] = nbgrader("generate_feedback", assignment.id, "--force", total=len(names),
+                                              done=f"feedback/*/{assignment.id}/*.html")
+        steps["export"] = nbgrader("export")
+        failed = _show(assignment, names, lang)
+        failures += failed
+        print(f"{assignment.id}: {len(names) - failed}/{len(names)} samples graded as expected in "
+              f"{progress.duration(took.elapsed)} (" + ", ".join(f"{name} {progress.duration(seconds)}"
+                                                         for name, seconds in steps.items()) + ")", flush=True)
+    print(f"\nhero demo: done in {progress.duration(timer.elapsed)}; "
           + ("every sample graded as expected" if not failures else f"{failures} sample(s) NOT graded as expected"))
     return 1 if failures else 0
 
@@ -117,6 +148,5 @@ def _show(assignment, samples, lang):
     feedback = lost["feedback_zh"] if lang == "zh" else lost["feedback_en"]
     print(f"\n== feedback excerpt ({report_path.relative_to(registry.REPO_ROOT)}, item '{lost['id']}'):\n  {feedback}")
     print(f"   isolation: {report['isolation']}; devices checked: {', '.join(report['devices'])}")
-    print(f"\n{len(samples) - failures}/{len(samples)} samples graded as expected; "
-          f"grades exported to {(ROOT / 'grades.csv').relative_to(registry.REPO_ROOT)}")
+    print(f"grades exported to {(ROOT / 'grades.csv').relative_to(registry.REPO_ROOT)}")
     return failures

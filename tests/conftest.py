@@ -1,4 +1,5 @@
 import atexit
+import functools
 import os
 import shutil
 import tempfile
@@ -22,17 +23,50 @@ _ONLY = [name for name in os.environ.get("HERO_TEST_ASSIGNMENTS", "").split(",")
 TESTED = [a for a in registry.ASSIGNMENTS.values() if not _ONLY or a.id in _ONLY]
 
 
-def _generate_samples():
-    """The sample submissions of every tested assignment, generated once per test run (`hero
-    samples`), hostile ones left out (tests/hostile_batch.py builds those with its own targets)."""
+@functools.cache
+def _samples_root():
     root = Path(tempfile.mkdtemp(prefix="hero-samples-"))
     os.chmod(root, 0o755)  # the ordinary-user tests read them too
     atexit.register(shutil.rmtree, root, True)
-    return samples.write(root, TESTED, with_hostile=False)
+    return root
 
 
-SAMPLE_ROOTS = _generate_samples()  # {assignment id: its samples folder}
+class SampleFolder(os.PathLike):
+    """One tested assignment's sample submissions (`hero samples`; hostile ones left out:
+    tests/hostile_batch.py builds those with its own targets), written on first use, once per test
+    run: importing this file costs nothing, so one test file runs without every chapter's samples."""
+
+    def __init__(self, assignment):
+        self.assignment = assignment
+
+    @functools.cached_property
+    def path(self):
+        return samples.write(_samples_root(), [self.assignment], with_hostile=False)[self.assignment.id]
+
+    def __fspath__(self):
+        return os.fspath(self.path)
+
+    def __truediv__(self, name):
+        return self.path / name
+
+    def __getattr__(self, name):  # iterdir(), exists()...: the folder's, once written (nothing else
+        if name.startswith("_") or not hasattr(Path, name):  # writes it: pytest probes module attributes)
+            raise AttributeError(name)
+        return getattr(self.path, name)
+
+    def __str__(self):
+        return str(self.path)
+
+    def __repr__(self):
+        return f"SampleFolder({self.assignment.id!r})"
+
+
+SAMPLE_ROOTS = {a.id: SampleFolder(a) for a in TESTED}  # {assignment id: its samples folder}
 SAMPLES = SAMPLE_ROOTS.get(CHAPTER.id)
+
+# the isolation tests' proof that grading through pytest never imports this file
+if os.environ.get("HERO_TEST_CONFTEST_MARKER"):
+    Path(os.environ["HERO_TEST_CONFTEST_MARKER"]).write_text("imported", encoding="utf-8")
 
 needs_bubblewrap = pytest.mark.skipif(
     not bubblewrap_works(), reason="bwrap is not available here: `make test` installs it (apt-get install bubblewrap)"

@@ -145,3 +145,167 @@ def test_mutants_command_reports_a_table_and_a_summary_line(tmp_path):
     report = out.read_text(encoding="utf-8")
     assert "| ch05_block | gelu |" in report and "`hero mutants ch05_block --exercise gelu" in report
     assert hero("mutants", "ch99_nothing").returncode == 2
+
+
+# --- hero demo's progress ----------------------------------------------------------------------
+
+
+def _on_a_terminal(code, timeout=120):
+    """What a Python snippet writes to stderr when stderr is a terminal."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
+    run = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=terminal)
+    os.close(terminal)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:  # the other end closed
+            break
+        if not chunk:
+            break
+        seen += chunk
+    run.wait(timeout=timeout)
+    os.close(controller)
+    return seen.decode("utf-8", "replace")
+
+
+def test_demo_steps_show_their_time_and_count_while_they_run(tmp_path):
+    """An nbgrader step without a count shows how long it has run, redrawn every second; one with
+    a count moves while the command runs (the files it writes are polled), not only at its end,
+    and its time keeps moving while the count stays."""
+    import re
+
+    uncounted = _on_a_terminal(
+        "import sys; from autograder import progress\n"
+        "progress.run_counting([sys.executable, '-c', 'import time; time.sleep(3.5)'], None, None, 'nbgrader export')")
+    assert {"nbgrader export: 00:01", "nbgrader export: 00:02", "nbgrader export: 00:03"} <= set(
+        part.strip() for part in uncounted.split("\r")), uncounted[-500:]
+    writer = (f"import pathlib, time\nfor i in range(3):\n    time.sleep(2.5)\n"
+              f"    pathlib.Path({str(tmp_path)!r}, str(i)).touch()\ntime.sleep(1.2)")
+    counted = _on_a_terminal(
+        "import sys, pathlib; from autograder import progress\n"
+        f"progress.run_counting([sys.executable, '-c', {writer!r}], 3, "
+        f"lambda: len(list(pathlib.Path({str(tmp_path)!r}).iterdir())), 'nbgrader autograde')")
+    for done in (1, 2, 3):
+        times = set(re.findall(rf" {done}/3 \[(\d\d:\d\d)", counted))
+        assert len(times) >= (2 if done < 3 else 1), (done, times, counted[-800:])
+
+
+def test_demo_prints_a_line_per_assignment_with_its_time_and_the_total(monkeypatch, tmp_path, capsys):
+    """Each step stubbed (nbgrader, the release, the grade table): what the demo says around them."""
+    import shutil
+
+    from autograder import demo, registry
+
+    chosen = {name: registry.ASSIGNMENTS[name] for name in ("ch01_tokens", "ch05_block")}
+    monkeypatch.setattr(registry, "ASSIGNMENTS", chosen)
+    monkeypatch.setattr(registry, "REPO_ROOT", tmp_path)  # the demo names its paths from there
+    monkeypatch.setattr(demo, "ROOT", tmp_path / "build" / "demo")
+    monkeypatch.setattr(demo.release, "build", lambda show_progress: None)  # the committed release is current
+    monkeypatch.setattr(demo, "fresh_course", lambda: shutil.rmtree(demo.ROOT, ignore_errors=True))
+    monkeypatch.setattr(demo, "nbgrader", lambda *args, **options: 1.5)
+
+    def generate_samples(assignment):
+        folder = tmp_path / "samples" / assignment.id
+        for name in ("reference", "stubs"):
+            (folder / name).mkdir(parents=True, exist_ok=True)
+        return folder
+
+    monkeypatch.setattr(demo, "generate_samples", generate_samples)
+    failing = {"ch05_block"}  # a sample of chapter 5 graded unexpectedly
+    monkeypatch.setattr(demo, "_show", lambda assignment, names, lang: int(assignment.id in failing))
+    assert demo.run() == 1
+    lines = capsys.readouterr().out.splitlines()
+    steps = "generate_assignment 2 s, samples 0 s, autograde 2 s, generate_feedback 2 s, export 2 s"
+    assert any(line.startswith("ch01_tokens: 2/2 samples graded as expected in ") and line.endswith(f"({steps})")
+               for line in lines), lines
+    assert any(line.startswith("ch05_block: 1/2 samples graded as expected in ") for line in lines), lines
+    assert lines[-1].startswith("hero demo: done in ") and lines[-1].endswith("1 sample(s) NOT graded as expected")
+    failing.clear()
+    assert demo.run() == 0
+    assert capsys.readouterr().out.splitlines()[-1].endswith("every sample graded as expected")
+
+
+# --- hero lab list ------------------------------------------------------------------------------
+
+
+def _lab_list(monkeypatch, capsys, labs_dir):
+    """{lab: {mode: its line}} of `hero lab list`, with labs_dir as build/labs."""
+    from autograder import cli
+
+    monkeypatch.setenv("HERO_LABS_DIR", str(labs_dir))
+    assert cli.main(["lab", "list"]) == 0
+    listed = {}
+    for line in capsys.readouterr().out.splitlines():
+        if not line.startswith(" "):
+            modes = listed.setdefault(line.split()[0], {})
+        else:
+            mode, rest = line.strip().split(":", 1)
+            modes[mode] = rest.strip()
+    return listed
+
+
+def test_lab_list_states_the_measured_time_of_every_quick_mode(monkeypatch, tmp_path, capsys):
+    import re
+
+    from autograder import lab_times
+    from hero_transformer import labs
+
+    measured = lab_times.measured()  # benchmarks/lab_times.json, schema-checked
+    assert measured["machine"]["cpus"] >= 1 and measured["corpus"] in ("full", "fixture")
+    listed = _lab_list(monkeypatch, capsys, tmp_path)  # no run saved there
+    assert list(listed) == list(labs.all_labs())
+    for name, lab in labs.all_labs().items():
+        assert measured["labs"][name]["quick"]["setting"] == lab.settings["quick"], f"{name}: run benchmarks/lab_times.py"
+        assert re.fullmatch(r"\d+ runs? +about \d+ (s|min|h \d\d min) on a \d+-core CPU, \d+ torch threads? "
+                            r"\(measured \d{4}-\d\d-\d\d(, under load [\d.]+: slower than on an idle machine)?\)",
+                            listed[name]["quick"]), listed[name]
+
+
+def test_lab_times_refuses_a_file_off_its_schema_and_a_measurement_of_another_setting(monkeypatch, tmp_path):
+    import pytest
+
+    from autograder import lab_times
+    from hero_transformer import labs
+
+    good = lab_times.measured()
+    lab = labs.get("depth_placement")
+    bad = tmp_path / "lab_times.json"
+    monkeypatch.setattr(lab_times, "MEASURED", bad)
+    lab_times.measured.cache_clear()
+    try:
+        broken = {**good, "labs": {"depth_placement": {"quick": {**good["labs"]["depth_placement"]["quick"],
+                                                                  "seconds": -1}}}}
+        bad.write_text(json.dumps(broken), encoding="utf-8")
+        with pytest.raises(ValueError, match="lab_times.json"):
+            lab_times.measured()
+        lab_times.measured.cache_clear()
+        other = {**good["labs"]["depth_placement"]["quick"], "setting": {**lab.settings["quick"], "steps": 1}}
+        bad.write_text(json.dumps({**good, "labs": {"depth_placement": {"quick": other}}}), encoding="utf-8")
+        monkeypatch.setenv("HERO_LABS_DIR", str(tmp_path / "labs"))
+        assert lab_times.describe(lab, "quick") == "time not measured"
+    finally:
+        lab_times.measured.cache_clear()
+
+
+def test_lab_list_shows_the_time_of_a_run_saved_here(monkeypatch, tmp_path, capsys):
+    from hero_transformer import labs
+
+    lab = labs.get("depth_placement")
+    saved = tmp_path / lab.name / "quick" / "results.json"
+    saved.parent.mkdir(parents=True)
+    results = {"setting": lab.settings["quick"], "seconds": 232.4, "device": "cpu", "threads": 2, "claims": [],
+               "runs": {}}
+    saved.write_text(json.dumps(results), encoding="utf-8")
+    line = _lab_list(monkeypatch, capsys, tmp_path)[lab.name]["quick"]
+    assert line == f"6 runs  3 min 52 s as run here (cpu, 2 torch threads; {saved})", line
+    saved.write_text(json.dumps({**results, "setting": {**lab.settings["quick"], "steps": 1}}), encoding="utf-8")
+    line = _lab_list(monkeypatch, capsys, tmp_path)[lab.name]["quick"]  # another setting's run: not its time
+    assert "as run here" not in line and "measured" in line, line

@@ -5,8 +5,9 @@ could think of: a `conftest.py`, a plugin loaded by `-p` from the `addopts` of e
 file, `pythonpath` in the ini, `sitecustomize.py`/`usercustomize.py`, and `pytest.py` and
 `_pytest/` shadowing pytest itself.  Each writes a marker file when imported and tries to mark
 every item passed.  Graded from inside the folder, from its parent and from the repository root,
-no marker appears and the unfilled release scores 0 on every item.  Run as subprocesses: the
-guard acts at interpreter start (autograder/pytest_guard.py)."""
+no marker appears and the unfilled release scores 0 on every item.  Neither is this repository's
+own tests/conftest.py imported (it writes $HERO_TEST_CONFTEST_MARKER when it is).  Run as
+subprocesses: the guard acts at interpreter start (autograder/pytest_guard.py)."""
 
 import os
 import shutil
@@ -65,10 +66,12 @@ def hostile_release(root: Path, config_files=("pytest.ini",)):
     return folder, markers
 
 
-def run(command, cwd, env=None, timeout=600):
+def run(command, cwd, env=None, timeout=600, markers=None):
+    """`markers`: the folder where tests/conftest.py, were it imported, leaves its marker."""
     started = time.monotonic()
+    suite = {"HERO_TEST_CONFTEST_MARKER": str(markers / "tests_conftest")} if markers else {}
     done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+                          env={**os.environ, **suite, **(env or {})})
     done.seconds = time.monotonic() - started
     return done
 
@@ -98,28 +101,36 @@ def guard_installed():
                                       "`python -m autograder.pytest_guard install` (make does it)")
 
 
-@pytest.mark.parametrize("where", ["inside", "parent", "repository"])
-def test_no_route_of_the_submission_runs_in_pytest(tmp_path, where):
+@pytest.mark.parametrize("where, script", [("inside", False), ("parent", False), ("repository", False),
+                                           ("repository", True)])
+def test_no_route_of_the_submission_runs_in_pytest(tmp_path, where, script):
+    """From the repository root too, where pytest would otherwise read its pyproject.toml and
+    tests/conftest.py (the suite's own fixtures): the marker shows the conftest is not imported."""
     folder, markers = hostile_release(tmp_path)
     junit = tmp_path / "junit.xml"
     cwd, path = {"inside": (folder, "."), "parent": (tmp_path, "sub/"),
                  "repository": (registry.REPO_ROOT, str(folder))}[where]
-    done = run(pytest_command("--hero-submission", path, f"--junitxml={os.path.relpath(junit, cwd)}"), cwd)
+    done = run(pytest_command("--hero-submission", path, f"--junitxml={os.path.relpath(junit, cwd)}",
+                              script=script), cwd, markers=markers)
     _assert_honest(done, junit, markers, folder)
     header = "\n".join(done.stdout.splitlines()[:8])
     assert "autograder/grading_pytest.ini" in header and "/hero-pytest-" in header, header
     assert f"rootdir: {folder}" not in header and f"rootdir: {registry.REPO_ROOT}\n" not in header + "\n", header
-    if where == "repository":
-        # the repository's pyproject.toml and tests/conftest.py (which generates every chapter's
-        # samples, minutes of work) are not loaded: grading takes seconds
-        assert done.seconds < 120, (done.seconds, header)
+
+
+def test_the_suites_conftest_marker_is_real(tmp_path):
+    """Proof the other way: plain pytest from the repository root imports tests/conftest.py, which
+    leaves its marker (cheaply: the samples are generated on first use, not at import)."""
+    done = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q",
+                "tests/conftest.py"], registry.REPO_ROOT, markers=tmp_path)
+    assert (tmp_path / "tests_conftest").read_text(encoding="utf-8") == "imported", done.stdout[-2000:]
 
 
 @pytest.mark.parametrize("config_file", CONFIG_FILES)
 def test_no_ini_file_of_the_submission_is_read(tmp_path, config_file):
     folder, markers = hostile_release(tmp_path, config_files=(config_file,))
     junit = tmp_path / "junit.xml"
-    done = run(pytest_command("--hero-submission", ".", f"--junitxml={junit}"), folder)
+    done = run(pytest_command("--hero-submission", ".", f"--junitxml={junit}"), folder, markers=markers)
     _assert_honest(done, junit, markers, folder)
 
 
@@ -129,7 +140,7 @@ def test_the_pytest_script_and_pythonpath_naming_the_submission(tmp_path):
     folder, markers = hostile_release(tmp_path)
     junit = tmp_path / "junit.xml"
     done = run(pytest_command("--hero-submission", ".", f"--junitxml={junit}", script=True), folder,
-               env={"PYTHONPATH": str(folder)})
+               env={"PYTHONPATH": str(folder)}, markers=markers)
     _assert_honest(done, junit, markers, folder)
 
 
