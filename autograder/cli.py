@@ -406,7 +406,7 @@ def main(argv=None):
     cor.set_defaults(run=_corpus)
 
     cap = commands.add_parser("capstone", help="chapter 8's capstone with the reference: train the poem-writing "
-                                                "model (about 10 minutes on 2 CPU cores), or write from the saved one")
+                                                "model (4-5 minutes on 2 idle CPU cores), or write from the saved one")
     cap.add_argument("--source", choices=("full", "fixture"), default="full",
                      help="the cached full corpus (default; `hero corpus fetch`) or the 300 committed poems")
     cap.add_argument("--steps", type=int, help="train this many steps instead of the capstone's own number")

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from autograder import reference  # noqa: E402
 
-poetry, model, corpus = reference.load("poetry"), reference.load("model"), reference.load("corpus")
+poetry, corpus = reference.load("poetry"), reference.load("corpus")
 
 CHAPTER = {"n_layers": 2, "d_model": 128, "n_heads": 4, "d_ff": 256, "block_size": 64, "dropout": 0.0,
            "batch_size": 32, "seed": 0, "threads": 1}
@@ -32,12 +32,13 @@ def main():
     for source in sources:
         data = poetry.prepare(source)
         lm = poetry.build(data["coder"].vocab_size, CHAPTER)
-        per_step = poetry.seconds_per_step(lm, data["train_ids"], 32, 64, threads=1, steps=20)
+        per_step = poetry.seconds_per_step(lm, data["train_ids"], CHAPTER["batch_size"], CHAPTER["block_size"],
+                                           threads=CHAPTER["threads"], steps=20)
         steps = chapter_steps(data["train_ids"])
         print(f"chapter 8, section 8 ({source}): {steps} steps x {per_step:.3f} s = {steps * per_step:.0f} s "
               f"(1 thread)")
     if corpus.is_cached():
-        settings = poetry.CAPSTONE
+        data, settings = poetry.prepare("full"), poetry.CAPSTONE
         lm = poetry.build(data["coder"].vocab_size, settings)
         per_step = poetry.seconds_per_step(lm, data["train_ids"], settings["batch_size"], settings["block_size"],
                                            threads=settings["threads"], steps=20)

@@ -15,6 +15,8 @@ How well it writes is measured two ways a student can read:
   tail of a poem cut off by the length limit is not a line.
 """
 
+import contextlib
+import copy
 import math
 import time
 
@@ -23,8 +25,8 @@ from torch import nn
 
 from . import corpus, model, tokens, train
 
-# The capstone run.  On the project's 2-core machine a step of this model took 0.26 s with 2 threads,
-# so 2,000 steps take about 9 minutes (docs/benchmarks.md, "Capstone"); `seconds_per_step`
+# The capstone run.  On the project's idle 2-core machine a step of this model takes 0.13 s with 2 threads,
+# so 2,000 steps take about 4 minutes (docs/benchmarks.md, "Training times"); `seconds_per_step`
 # measures it on the machine at hand before a run starts.
 CAPSTONE = {
     "n_layers": 4, "d_model": 128, "n_heads": 4, "d_ff": 512, "block_size": 64, "dropout": 0.0,
@@ -151,22 +153,27 @@ def build(vocab_size, settings=CAPSTONE):
 def seconds_per_step(lm, train_ids, batch_size, block_size, threads, steps=5):
     """How long one training step of `lm` takes here: `steps` steps (after one to warm up) of
     get_batch and train_step on a copy of it, with `threads` threads.  The model is untouched."""
-    import copy
-
     trial = copy.deepcopy(lm)
     optimizer = torch.optim.AdamW(train.parameter_groups(trial, 0.1), lr=1e-4, betas=(0.9, 0.95))
     generator = torch.Generator().manual_seed(0)
-    previous = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
+    with torch_threads(threads):
         for step in range(steps + 1):
             if step == 1:
                 began = time.perf_counter()
             inputs, targets = train.get_batch(train_ids, block_size, batch_size, generator)
             train.train_step(trial, optimizer, inputs, targets, 1e-4)
+    return (time.perf_counter() - began) / steps
+
+
+@contextlib.contextmanager
+def torch_threads(threads):
+    """Run the block with `threads` torch threads, then give the caller's number back."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
     finally:
         torch.set_num_threads(previous)
-    return (time.perf_counter() - began) / steps
 
 
 def estimated_minutes(data, settings=CAPSTONE):
@@ -179,19 +186,15 @@ def estimated_minutes(data, settings=CAPSTONE):
 
 def run(data, settings=CAPSTONE, samples=8, progress=True, log=print):
     """Train the capstone model on `data` (from `prepare`) and measure it; returns
-    {"model", "history", "val_loss", "share", "lines", "poems", "seconds"}."""
+    {"model", "history", "poems", "share", "lines", "write_seconds"} (`measure` gives the last four)."""
     lm = build(data["coder"].vocab_size, settings)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(settings["threads"])
-    try:
+    with torch_threads(settings["threads"]):
         history = train.train(lm, data["train_ids"], data["heldout_ids"], steps=settings["steps"],
                               batch_size=settings["batch_size"], block_size=settings["block_size"],
                               max_lr=settings["max_lr"], min_lr=settings["min_lr"],
                               warmup_steps=settings["warmup_steps"], weight_decay=settings["weight_decay"],
                               max_grad_norm=settings["max_grad_norm"], eval_every=settings["eval_every"],
                               seed=settings["seed"], progress=progress, log=log)
-    finally:
-        torch.set_num_threads(threads)
     return {"model": lm, "history": history, **measure(lm, data, samples=samples)}
 
 
