@@ -298,7 +298,9 @@ def _capstone(args):
         return 2
     settings = poetry.with_steps(args.steps) if args.steps else poetry.CAPSTONE
     data = poetry.prepare(args.source)
-    result = poetry.run(data, settings, samples=args.samples, log=lambda line: print(line, file=sys.stderr))
+    # the bar on a terminal only, as every bar of the project's (autograder/progress.py): a log gets the summary
+    result = poetry.run(data, settings, samples=args.samples, progress=sys.stderr.isatty(),
+                        log=lambda line: print(line, file=sys.stderr))
     poetry.save(saved, result["model"], data["coder"], settings)
     for poem in result["poems"][:len(poetry.PROMPTS)]:
         print("\n".join(poetry.as_lines(poem)) + "\n")

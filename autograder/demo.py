@@ -53,9 +53,7 @@ def generate_samples(assignment):
     """samples.write for one assignment into the course root, with a bar counting the sample
     folders whose notebook (written last) is there."""
     folder = ROOT / "samples" / assignment.id
-    # what samples.write_assignment writes: reference, stubs, one per catalogue entry
-    total = len({"reference", "stubs", *(entry.sample for entry in assignment.entries())})
-    with progress.bar(total, "samples", unit="sample",
+    with progress.bar(len(samples.planned(assignment)), "samples", unit="sample",
                       poll=lambda: len(list(folder.glob(f"*/{assignment.notebook_name}")))):
         return samples.write(ROOT / "samples", [assignment], with_hostile=False)[assignment.id]
 

@@ -44,6 +44,11 @@ def write(out, assignments=None, with_hostile=True, **hostile_values):
     return written
 
 
+def planned(assignment):
+    """The names of the sample folders `write_assignment` writes, hostile ones aside."""
+    return list(dict.fromkeys(["reference", "stubs", *(entry.sample for entry in assignment.entries())]))
+
+
 def write_assignment(assignment, folder: Path):
     release_nb = registry.REPO_ROOT / registry.RELEASE_DIR / assignment.id / assignment.notebook_name
     solution_nb = registry.REPO_ROOT / registry.SOLUTION_DIR / assignment.id / assignment.notebook_name

@@ -107,51 +107,9 @@ def test_hero_start_makes_a_working_copy_and_never_overwrites_it(tmp_path):
     assert model.read_text(encoding="utf-8") == "# my work\n"
 
 
-def test_hero_grade_shows_a_progress_bar_with_eta_on_a_terminal():
-    """On a terminal, stderr carries a bar with rate and ETA while grading runs, then a summary."""
-    import fcntl
-    import os
-    import pty
-    import re
-    import struct
-    import termios
-
-    controller, terminal = pty.openpty()
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
-    run = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", str(SAMPLES / "reference"),
-                            str(SAMPLES / "stubs")], stdout=subprocess.DEVNULL, stderr=terminal)
-    os.close(terminal)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(controller, 4096)
-        except OSError:  # the other end closed
-            break
-        if not chunk:
-            break
-        seen += chunk
-    run.wait(timeout=300)
-    os.close(controller)
-    text = seen.decode("utf-8", "replace")
-    assert re.search(r"grading 2 submission\(s\):.*\|.*\d+/\d+ \[\d\d:\d\d<\d\d:\d\d", text), text[-500:]
-    assert "hero grade: 2 submission(s) graded in" in text
-
-
-def test_mutants_command_reports_a_table_and_a_summary_line(tmp_path):
-    out = tmp_path / "mutants.md"
-    done = hero("mutants", "ch05_block", "--exercise", "gelu", "--out", str(out))
-    assert done.returncode == 0, done.stdout + done.stderr  # every mutant of gelu is killed or listed
-    assert "| ch05_block |" in done.stdout and "mutants of 1 exercises in" in done.stdout.splitlines()[-1]
-    report = out.read_text(encoding="utf-8")
-    assert "| ch05_block | gelu |" in report and "`hero mutants ch05_block --exercise gelu" in report
-    assert hero("mutants", "ch99_nothing").returncode == 2
-
-
-# --- hero demo's progress ----------------------------------------------------------------------
-
-
-def _on_a_terminal(code, timeout=120):
-    """What a Python snippet writes to stderr when stderr is a terminal."""
+def _on_a_terminal(arguments, timeout=120):
+    """What Python run with `arguments` (a list) or a snippet (a string) writes to stderr when
+    stderr is a terminal."""
     import fcntl
     import os
     import pty
@@ -160,7 +118,8 @@ def _on_a_terminal(code, timeout=120):
 
     controller, terminal = pty.openpty()
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
-    run = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=terminal)
+    arguments = ["-c", arguments] if isinstance(arguments, str) else arguments
+    run = subprocess.Popen([sys.executable, *arguments], stdout=subprocess.DEVNULL, stderr=terminal)
     os.close(terminal)
     seen = b""
     while True:
@@ -174,6 +133,19 @@ def _on_a_terminal(code, timeout=120):
     run.wait(timeout=timeout)
     os.close(controller)
     return seen.decode("utf-8", "replace")
+
+
+def test_hero_grade_shows_a_progress_bar_with_eta_on_a_terminal():
+    """On a terminal, stderr carries a bar with rate and ETA while grading runs, then a summary."""
+    import re
+
+    text = _on_a_terminal(["-m", "autograder.cli", "grade", str(SAMPLES / "reference"), str(SAMPLES / "stubs")],
+                          timeout=300)
+    assert re.search(r"grading 2 submission\(s\):.*\|.*\d+/\d+ \[\d\d:\d\d<\d\d:\d\d", text), text[-500:]
+    assert "hero grade: 2 submission(s) graded in" in text
+
+
+# --- hero demo's progress ----------------------------------------------------------------------
 
 
 def test_demo_steps_show_their_time_and_count_while_they_run(tmp_path):

@@ -196,3 +196,32 @@ def test_no_line_gives_an_expected_value(graded):
             if f"matches the reference on case '{case}' (cpu)" in failed:
                 leaked = [form for form in (f"{value:.4g}", f"{value:.3f}", f"{value:.4f}", repr(value)) if form in text]
                 assert not leaked, (name, case, leaked)
+
+
+# chapter 8: clipping moved before backward (outside the catalogue: it clips nothing, since the
+# gradients were just set to None, and the step then uses the whole gradient)
+CLIP_BEFORE_BACKWARD = {"hero_transformer/train.py": [(
+    "    loss.backward()  # only once the loss is known to be finite\n"
+    "    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)\n",
+    "    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)\n"
+    "    loss.backward()\n")]}
+
+
+@pytest.mark.skipif("ch08_train_generate" not in SAMPLE_ROOTS, reason="ch08_train_generate is not among HERO_TEST_ASSIGNMENTS")
+def test_clipping_before_backward_is_named_by_the_step_it_spoils(tmp_path, pool):
+    """The step's gradients are clipped (a property every correct train_step keeps): the reference
+    keeps it, and a body that clips before backward leads with it, not with "the values differ"."""
+    samples = SAMPLE_ROOTS["ch08_train_generate"]
+    wrong = tmp_path / "clip_before_backward"
+    shutil.copytree(samples / "reference", wrong)
+    apply_edits(wrong, CLIP_BEFORE_BACKWARD)
+    reference, graded = engine.grade_many([samples / "reference", wrong], "ch08_train_generate", pool=pool,
+                                          only=[["train_step"]] * 2)
+    name = "optimizer.step() sees gradients clipped to max_grad_norm"
+    kept = [c for c in reference.item("train_step").checks if c.name == name]
+    assert len(kept) == 1 and kept[0].passed
+    item = graded.item("train_step")
+    assert item.status == "failed" and not item.misconception
+    lead = _details_lines(report.details(graded, "en"))[0]
+    assert lead.startswith("optimizer.step() used gradients of total norm") and "max_grad_norm = 0.1" in lead, lead
+    assert "裁剪要在 backward 之后、step 之前" in _details_lines(report.details(graded, "zh"))[0]

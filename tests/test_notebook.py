@@ -76,6 +76,8 @@ def test_visible_checks_answer_a_stub_in_one_line_and_let_run_all_go_on():
 
     from conftest import SAMPLES
 
+    if SAMPLES is None:
+        pytest.skip("HERO_TEST_ASSIGNMENTS leaves ch05_block out")
     code = ("from hero_transformer import checks\n"
             "for name in ('check_layer_norm', 'check_gelu', 'check_feedforward', 'check_block', 'check_ledger'):\n"
             "    getattr(checks, name)()\n"

@@ -358,6 +358,20 @@ def _run_lr_at(module, case_name, case):
     return {"lr": numbers, "python_floats": plain}
 
 
+def _record_step_gradients(optimizer, model):
+    """A list that gets, at each optimizer.step(), the total norm of the gradients that step uses."""
+    norms = []
+    step = optimizer.step
+
+    def recorded(*args, **kwargs):
+        grads = [p.grad.detach().reshape(-1) for p in model.parameters() if p.grad is not None]
+        norms.append(float(torch.cat(grads).norm()) if grads else 0.0)
+        return step(*args, **kwargs)
+
+    optimizer.step = recorded
+    return norms
+
+
 def _run_train_step(module, case):
     model = BigramLM(case["table"], case["bias"], poison=case["poison"])
     decayed = [model.table]
@@ -373,6 +387,7 @@ def _run_train_step(module, case):
     model.poison = case["poison"]
     before = [p.detach().clone() for p in model.parameters()]
     calls_before = len(model.calls)
+    stepped_with = _record_step_gradients(optimizer, model)
     args = (model, optimizer, case["inputs"], case["targets"], case["lr"])
     if case["max_grad_norm"] is not None:
         args += (case["max_grad_norm"],)
@@ -382,6 +397,7 @@ def _run_train_step(module, case):
         return {"loss_and_norm": numbers, "python_floats": plain, "table": model.table.detach(),
                 "bias": model.bias.detach(), "unused": model.unused.detach(),
                 "lrs": [group["lr"] for group in optimizer.param_groups],
+                "step_grad_norms": stepped_with,
                 # one step is one forward pass: a second one would draw other dropout masks
                 "forward_passes": len(model.calls) - calls_before}
     try:

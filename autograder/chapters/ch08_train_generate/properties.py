@@ -2,8 +2,9 @@
 outputs with the visible checks' own judges (hero_transformer/train_checks.py): one check, two
 front ends.  Windows shifted by one, the decay rule, the schedule's shape, the stop on a
 non-finite loss (before backward), the training mode restored, probabilities, top-k support,
-prompt kept, cached generation equal to uncached, and sampling with the generator passed in.
-The last and the backward order have no visible check of their own: their words are written here.
+prompt kept, cached generation equal to uncached, sampling with the generator passed in, and
+the step taken with clipped gradients.  The last two and the backward order have no visible check
+of their own: their words are written here.
 
 `check(exercise_id, outputs, cases, reference, judges)` returns (name, problem) pairs; the
 engine passes checks.py as `judges`, and this chapter loads its own judges module.
@@ -68,7 +69,10 @@ def check(exercise_id, out, cases, reference, judges):
             got = out.get(name)
             if isinstance(got, dict) and "no_backward" in got:
                 found.append((f"no backward pass on a non-finite loss ({name})", _no_backward(got["no_backward"])))
-        got = out.get("clipped")
+        got = out.get("clipped")  # the one case whose gradient is longer than its max_grad_norm
+        if isinstance(got, dict) and isinstance(got.get("step_grad_norms"), list):
+            found.append(("optimizer.step() sees gradients clipped to max_grad_norm",
+                          _clipped_before_step(got["step_grad_norms"], cases["clipped"]["max_grad_norm"])))
         if isinstance(got, dict) and "python_floats" in got:
             found.append(("returns Python floats", judges.judge_returned_floats(got["python_floats"], "train_step")))
     if exercise_id == "evaluate":
@@ -109,6 +113,18 @@ def check(exercise_id, out, cases, reference, judges):
                 found.append((f"samples with the generator passed in ({name})",
                               _generator_drawn(got["generator_drawn"])))
     return found
+
+
+def _clipped_before_step(norms, limit):
+    """The text's order: backward, then clip, then step, so the step never sees a longer gradient."""
+    if all(norm <= limit * (1 + 1e-4) + 1e-7 for norm in norms):
+        return None
+    worst = max(norms)
+    return (f"optimizer.step() 用到的梯度总范数是 {worst:.4g}，超过了 max_grad_norm = {limit:g}：裁剪要在 backward "
+            "之后、step 之前（backward → clip_grad_norm_ → step）。在 backward 之前裁剪，裁的是旧梯度或空梯度。",
+            f"optimizer.step() used gradients of total norm {worst:.4g}, above max_grad_norm = {limit:g}: clip after "
+            "backward and before step (backward, clip_grad_norm_, step). Clipping before backward clips old or empty "
+            "gradients.")
 
 
 def _no_backward(no_backward):
