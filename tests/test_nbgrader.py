@@ -16,6 +16,7 @@ from conftest import MODEL, SAMPLES, needs_bubblewrap
 
 ASSIGNMENT = "ch05_block"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
+pytestmark = pytest.mark.skipif(SAMPLES is None, reason="HERO_TEST_ASSIGNMENTS leaves ch05_block out")
 
 ALLCLOSE_PATCH = ("import math, torch\ntorch.allclose = lambda *a, **k: True\n"
                   "torch.equal = lambda *a, **k: True\nmath.isclose = lambda *a, **k: True\n")

@@ -82,6 +82,31 @@ def test_notebook_answers_are_not_in_the_release():
                     assert json.dumps(line.strip())[1:-1] not in released, line
 
 
+def test_every_value_the_text_asks_the_student_to_change_lies_in_an_editable_cell():
+    """nbgrader locks given cells (editable: false in the release): a setting the notebook asks the
+    student to change (`把 `X` 改成 ...`, or a code comment saying to change it) lives in an
+    unlocked cell, and no locked cell tells the student to edit it."""
+    asked = re.compile(r"把\s*`([A-Z_][A-Z0-9_]*)`[^。\n]{0,20}?(?:改成|换成)|`([A-Z_][A-Z0-9_]*)`\s*(?:取|换成)")
+    for assignment in registry.ASSIGNMENTS.values():
+        released = json.loads((registry.REPO_ROOT / registry.RELEASE_DIR / assignment.id / assignment.notebook_name)
+                              .read_text(encoding="utf-8"))
+        editable, names = [], set()
+        for cell in released["cells"]:
+            text = "".join(cell["source"])
+            if cell["cell_type"] == "markdown":
+                names |= {a or b for a, b in asked.findall(text)}
+            elif cell["metadata"].get("editable", True):
+                editable.append(text)
+            else:
+                comments = [line for line in text.splitlines() if "#" in line]
+                assert not any(re.search(r"#.*(改成|改这|换成|没有锁定)", line) for line in comments), \
+                    (assignment.id, text[:200])
+        for name in names:
+            assert any(re.search(rf"^{name}\b[^=\n]*=", text, re.M) or re.search(rf"^[A-Z_, ]*\b{name}\b[A-Z_, ]*=",
+                                                                                  text, re.M) for text in editable), \
+                f"{assignment.id}: the text asks to change {name}, which no editable cell sets"
+
+
 # Run inside a release folder: its hero_transformer/ (the current directory comes first on
 # sys.path) against the course's own probes.  Prints the package's public names and signatures,
 # then one line per exercise: whether the release's body passes its hidden checks.
