@@ -335,17 +335,28 @@ def _lab(args):
                 runs = len(lab.runs(setting))
                 print(f"  {mode + ':':<7}{runs:>3} run{'s' if runs != 1 else ' '}  {lab_times.describe(lab, mode)}")
         return 0
-    if not args.name:
-        print("hero lab run: name a lab (hero lab list shows them)", file=sys.stderr)
+    if args.names and args.all:
+        print("hero lab run: name labs or give --all, not both", file=sys.stderr)
+        return 2
+    if not args.names and not args.all:
+        print("hero lab run: name a lab, or --all (hero lab list shows them)", file=sys.stderr)
         return 2
     try:
-        lab = labs.get(args.name)
+        chosen = list(labs.all_labs().values()) if args.all else [labs.get(name) for name in dict.fromkeys(args.names)]
     except KeyError as exc:
         print(f"hero lab run: {exc.args[0]}", file=sys.stderr)
         return 2
+    if args.out and len(chosen) != 1:
+        print("hero lab run: --out names the folder of one lab's grid", file=sys.stderr)
+        return 2
+    from hero_transformer import cluster
+    from hero_transformer.labs import grid, runner
+
     try:
-        labs.run_lab(lab, args.mode, args.device, out=args.out, fresh=args.fresh)
-    except RuntimeError as exc:  # e.g. --device cuda without a GPU
+        runner.run_labs(chosen, args.mode, args.device, out=args.out, fresh=args.fresh,
+                        scheduler="loop" if args.loop else "ray", address=args.address,
+                        resources=grid.Resources(cpus=args.cpus_per_run, gpus=args.gpus_per_run))
+    except (RuntimeError, cluster.RayUnavailable) as exc:  # e.g. --device cuda without a GPU, a lost run
         print(f"hero lab run: {exc}", file=sys.stderr)
         return 1
     return 0
@@ -432,7 +443,8 @@ def main(argv=None):
                                           "JSON and plots under build/labs/NAME/MODE/)")
     lab.add_argument("action", choices=("list", "run", "report"),
                      help="report: every claim against the saved quick and full results, as a markdown table")
-    lab.add_argument("name", nargs="?", help="run: the lab (hero lab list shows them)")
+    lab.add_argument("names", nargs="*", metavar="NAME", help="run: the labs (hero lab list shows them)")
+    lab.add_argument("--all", action="store_true", help="run: every lab, all grids scheduled together")
     size = lab.add_mutually_exclusive_group()
     size.add_argument("--quick", dest="mode", action="store_const", const="quick",
                       help="the same question at a size that takes minutes on 2 CPU cores (default)")
@@ -441,6 +453,13 @@ def main(argv=None):
     lab.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="where the models run (default cpu)")
     lab.add_argument("--out", help="write here instead of build/labs/NAME/MODE ($HERO_LABS_DIR moves build/labs)")
     lab.add_argument("--fresh", action="store_true", help="redo runs already finished")
+    lab.add_argument("--address", help="run on this Ray cluster (HOST:PORT of `ray start --head`); default: a Ray "
+                                       "started for this command on the loopback address, stopped at its end")
+    lab.add_argument("--cpus-per-run", type=int, default=1, help="CPUs (torch threads) one run takes (default 1)")
+    lab.add_argument("--gpus-per-run", type=float, default=0.25,
+                     help="with --device cuda: the share of a GPU one run takes (default 0.25: 4 runs a GPU)")
+    lab.add_argument("--loop", action="store_true", help="run the grid in this process, one run after another, "
+                                                        "without Ray (what a notebook does)")
     lab.set_defaults(run=_lab, mode="quick")
 
     args = parser.parse_args(argv)
