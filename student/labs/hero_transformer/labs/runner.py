@@ -71,14 +71,16 @@ class Lab:
 
 @dataclass
 class Context:
-    """What a run may use: the data, the device, and the bar's callback."""
+    """What a run may use: the data (the driver's corpus; loaded here when not given), the device,
+    and the bar's callback."""
     device: str
     on_step: Callable = lambda step, loss: None
     log: Callable = print
+    data: dict = None
 
-    @property
-    def data(self):
-        return corpus_data(os.environ.get("HERO_LAB_CORPUS", "auto"))
+    def __post_init__(self):
+        if self.data is None:
+            self.data = corpus_data(os.environ.get("HERO_LAB_CORPUS", "auto"))
 
 
 @dataclass
@@ -233,58 +235,103 @@ def _finished(path, run, setting, stamp, source):
 # --- running a lab ----------------------------------------------------------------------------
 
 
-def run_lab(lab, mode="quick", device="cpu", out=None, progress=True, fresh=False, log=print, table=True):
+def run_lab(lab, mode="quick", device="cpu", out=None, progress=True, fresh=False, log=print, table=True,
+            scheduler="loop", address=None, resources=None):
     """Run (or resume) every run of `lab`'s grid in `mode`, judge its claims, draw its plots.
     Returns a Report.  fresh=True redoes finished runs; table=False leaves the claims table out of
-    the log (a notebook shows it with labs.show)."""
+    the log (a notebook shows it with labs.show).  scheduler: "loop" runs the grid in this process
+    (a notebook's kernel), "ray" as Ray tasks (`hero lab run`; address: a cluster, else an
+    embedded Ray)."""
+    return run_labs([lab], mode, device, out=out, progress=progress, fresh=fresh, log=log, table=table,
+                    scheduler=scheduler, address=address, resources=resources)[0]
+
+
+def run_labs(chosen, mode="quick", device="cpu", out=None, progress=True, fresh=False, log=print, table=True,
+             scheduler="loop", address=None, resources=None):
+    """run_lab for several labs at once: every run of every grid is scheduled together, under one
+    bar; a Report per lab.  out: only with one lab.  A run that fails or whose worker dies is
+    reported and the others go on; the grid is then left unjudged (a rerun finishes it)."""
     from tqdm.auto import tqdm
+
+    from . import grid
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
-    if device.startswith("cuda") and not torch.cuda.is_available():
+    if device.startswith("cuda") and not torch.cuda.is_available() and address is None:
         raise RuntimeError("--device cuda: this machine has no CUDA device (torch.cuda.is_available() is False)")
-    setting = lab.settings[mode]
-    folder = Path(out) if out else labs_dir() / lab.name / mode
-    runs = lab.runs(setting)
+    if out and len(chosen) != 1:
+        raise ValueError("out names the folder of one lab's grid")
     start = time.perf_counter()
     data = corpus_data(os.environ.get("HERO_LAB_CORPUS", "auto"))
-    done, todo = {}, []
-    for run in runs:
-        stored = None if fresh else _finished(folder / "runs" / f"{run.key}.json", run, setting, _stamp(lab),
-                                              data["source"])
-        if stored is not None:
-            done[run.key] = stored
-        else:
-            todo.append(run)
-    log(f"lab {lab.name} ({mode}, {device}, corpus: {data['source']}): {len(runs)} runs, "
-        f"{len(runs) - len(todo)} already done in {folder}")
+    folders = {lab.name: Path(out) if out else labs_dir() / lab.name / mode for lab in chosen}
+    done, jobs, grids = {}, [], {}
+    for lab in chosen:
+        setting = lab.settings[mode]
+        grids[lab.name] = lab.runs(setting)
+        done[lab.name] = {}
+        for run in grids[lab.name]:
+            stored = None if fresh else _finished(folders[lab.name] / "runs" / f"{run.key}.json", run, setting,
+                                                  _stamp(lab), data["source"])
+            if stored is not None:
+                done[lab.name][run.key] = stored
+            else:
+                jobs.append(grid.Job(lab, run, setting))
+        todo = sum(job.lab is lab for job in jobs)
+        log(f"lab {lab.name} ({mode}, {device}, corpus: {data['source']}): {len(grids[lab.name])} runs, "
+            f"{len(grids[lab.name]) - todo} already done in {folders[lab.name]}")
     if data["source"] == "fixture" and mode != "tiny":
         log("note: training on the 300-poem fixture; `hero corpus fetch` gets seed 003's 4,003 poems, "
             "which the seed's figures are measured on")
-    total = sum(run.cost for run in todo)
-    unit = "step" if any(run.cost > 1 for run in runs) else "run"  # labs that train count steps
-    bar = tqdm(total=total, desc=lab.name, unit=unit, disable=not progress or not todo, dynamic_ncols=True,
-               file=sys.stderr)
+    if jobs and scheduler != "loop":
+        log(f"scheduling {len(jobs)} runs {grid.describe(scheduler, address)}")
+
+    def finished(job, outcome):
+        stored = {"key": job.run.key, "version": _stamp(job.lab), "params": job.run.params, "setting": job.setting,
+                  "result": outcome["result"], "seconds": outcome["seconds"], "device": device,
+                  "corpus": data["source"], "threads": outcome["threads"]}
+        _write_json(folders[job.lab.name] / "runs" / f"{job.run.key}.json", stored)
+        done[job.lab.name][job.run.key] = stored
+
+    lost = []
+
+    def failed(job, message):
+        lost.append(job)
+        bar.write(f"run {job.lab.name}/{job.run.key} lost: {message}")
+
+    names = ", ".join(lab.name for lab in chosen)
+    unit = "step" if any(run.cost > 1 for runs in grids.values() for run in runs) else "run"  # labs that train count steps
+    bar = tqdm(total=sum(job.run.cost for job in jobs), desc=names if len(chosen) == 1 else f"{len(chosen)} labs",
+               unit=unit, disable=not progress or not jobs, dynamic_ncols=True, file=sys.stderr)
     try:
-        for run in todo:
-            bar.set_postfix_str(run.key, refresh=True)
-            context = Context(device=device, on_step=lambda step, loss: bar.update(1), log=bar.write)
-            before = bar.n
-            began = time.perf_counter()
-            torch.manual_seed(setting.get("seed", 0))
-            result = lab.execute(run, setting, context)
-            bar.update(max(0, before + run.cost - bar.n))  # runs that stopped early, or count no steps
-            stored = {"key": run.key, "version": _stamp(lab), "params": run.params, "setting": setting, "result": result,
-                      "seconds": time.perf_counter() - began, "device": device, "corpus": data["source"]}
-            _write_json(folder / "runs" / f"{run.key}.json", stored)
-            done[run.key] = stored
+        grid.execute(jobs, data, device, finished, bar, scheduler=scheduler, address=address,
+                     resources=resources or grid.Resources(), failed=failed)
     finally:
         bar.close()
+    if lost:
+        raise RuntimeError(f"{len(lost)} of {len(jobs)} runs were lost ({', '.join(f'{j.lab.name}/{j.run.key}' for j in lost)}); "
+                           f"the {len(jobs) - len(lost)} others are saved: run the same command again to finish the grid")
+    reports = []
+    for lab in chosen:
+        ran = sum(job.lab is lab for job in jobs)
+        reports.append(_judge(lab, mode, device, folders[lab.name], data, grids[lab.name], done[lab.name], log, table,
+                              f"({len(grids[lab.name]) - ran} reused) in {time.perf_counter() - start:.0f} s on {device}"))
+    if len(chosen) > 1:
+        held = sum(c["held"] is True for report in reports for c in report.claims)
+        claims = sum(len(report.claims) for report in reports)
+        log(f"{len(chosen)} labs ({mode}): {sum(len(g) for g in grids.values())} runs ({len(jobs)} run now) in "
+            f"{time.perf_counter() - start:.0f} s {grid.describe(scheduler, address)}; {held} of {claims} claims held")
+    return reports
+
+
+def _judge(lab, mode, device, folder, data, runs, done, log, table, how):
+    """The lab's results.json, claims and plots from its stored runs."""
+    setting = lab.settings[mode]
     results = {"lab": lab.name, "mode": mode, "setting": setting, "device": device, "corpus": data["source"],
                "baselines": {"uniform": data["uniform"], "unigram": data["unigram"]},
                "runs": {run.key: done[run.key] for run in runs},
                "seconds": sum(done[run.key]["seconds"] for run in runs),
-               "torch": torch.__version__, "machine": platform.machine(), "threads": torch.get_num_threads()}
+               "torch": torch.__version__, "machine": platform.machine(),
+               "threads": max(done[run.key].get("threads") or torch.get_num_threads() for run in runs)}
     results["claims"] = []
     for claim in lab.claims:
         ours, held = claim.judge(results)
@@ -298,9 +345,7 @@ def run_lab(lab, mode="quick", device="cpu", out=None, progress=True, fresh=Fals
     if table:
         log(report.table())
     held = sum(c["held"] is True for c in results["claims"])
-    log(f"lab {lab.name} ({mode}): {len(runs)} run{'s' if len(runs) != 1 else ''} ({len(runs) - len(todo)} reused) in "
-        f"{time.perf_counter() - start:.0f} s on {device}; {held} of {len(results['claims'])} claims held; "
-        f"results in {folder}")
+    log(f"lab {lab.name} ({mode}): {len(runs)} run{'s' if len(runs) != 1 else ''} {how}; {held} of {len(results['claims'])} claims held; results in {folder}")
     return report
 
 
