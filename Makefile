@@ -49,6 +49,7 @@ release: $(STAMP)
 bench: $(STAMP) sandbox
 	$(VENV)/bin/python benchmarks/grading_speed.py
 	$(VENV)/bin/python benchmarks/task_overhead.py
+	HERO_LAB_CORPUS=fixture $(VENV)/bin/python benchmarks/lab_scheduling.py --steps 2000
 
 # the reference model: a training step against SDPA, KV-cache generation, peak memory
 bench-model: $(STAMP)

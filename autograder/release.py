@@ -34,6 +34,9 @@ DATA_DIR = "data"  # hero_transformer/data/: files every release carries unchang
 # student/labs/, with the complete package and its labs/ sub-package (which no chapter's release
 # carries): release them once chapter 8 is done.
 LABS = "labs"
+# modules only the labs use (hero_transformer/cluster.py starts Ray for their grids): released with
+# the labs, never with a chapter
+LABS_ONLY = ("cluster.py",)
 GENERATED_DIRS = (registry.RELEASE_DIR, registry.SOLUTION_DIR)
 
 
@@ -73,7 +76,7 @@ def render_package(replace, with_labs=False):
     package = registry.REPO_ROOT / registry.PACKAGE
     rendered = {}
     for path in sorted(package.rglob("*.py") if with_labs else package.glob("*.py")):
-        if "__pycache__" in path.parts:
+        if "__pycache__" in path.parts or (not with_labs and path.name in LABS_ONLY):
             continue
         text = path.read_text(encoding="utf-8")
         lines = text.splitlines()
