@@ -69,14 +69,13 @@ def _remote_run(lab_name, run, setting, data, device, threads, progress, digest)
     def on_step(step, loss):
         sent[0] += 1
         if time.monotonic() - last[0] >= REPORT_EVERY:
-            progress.add.remote(run.key, sent[0])
+            progress.add.remote(f"{lab_name}/{run.key}", sent[0])
             sent[0], last[0] = 0, time.monotonic()
 
     return run_one(get(lab_name), run, setting, data, device, threads, on_step)
 
 
-def execute(jobs, data, device, finished, bar, scheduler="ray", address=None, resources=Resources(),
-            failed=None):
+def execute(jobs, data, device, finished, failed, bar, scheduler="ray", address=None, resources=Resources()):
     """Run every job; finished(job, stored) for each as it ends; failed(job, message) for each that
     raised or whose worker died (the others go on).  bar: a tqdm bar over the jobs' costs."""
     if scheduler not in SCHEDULERS:
@@ -113,18 +112,18 @@ def _execute_on_ray(jobs, data, device, finished, failed, bar, address, resource
                 try:
                     stored = ray.get(ref)
                 except ray.exceptions.RayError as exc:
-                    (failed or _raise)(job, _one_line(exc))
+                    failed(job, _one_line(exc))
                     continue
                 finished(job, stored)
             reported = ray.get(progress.read.remote())
-            running = sum(min(reported.get(job.run.key, 0), job.run.cost) for job in pending.values())
+            running = sum(min(reported.get(f"{job.lab.name}/{job.run.key}", 0), job.run.cost) for job in pending.values())
             bar.n = min(bar.total, credited + running)
             bar.set_postfix_str(f"{len(pending)} running or queued", refresh=False)
             bar.refresh()
 
 
 class _Progress:
-    """Steps reported by the running tasks, by run key (a Ray actor)."""
+    """Steps reported by the running tasks, by lab/run key (a Ray actor)."""
 
     def __init__(self):
         self.steps = {}
@@ -140,10 +139,6 @@ def _one_line(exc):
     text = str(exc).strip().splitlines()
     cause = next((line for line in reversed(text) if line.strip()), type(exc).__name__)
     return f"{type(exc).__name__}: {cause.strip()}"
-
-
-def _raise(job, message):
-    raise RuntimeError(f"run {job.lab.name}/{job.run.key} failed: {message}")
 
 
 def describe(scheduler, address):

@@ -303,8 +303,8 @@ def run_labs(chosen, mode="quick", device="cpu", out=None, progress=True, fresh=
     bar = tqdm(total=sum(job.run.cost for job in jobs), desc=names if len(chosen) == 1 else f"{len(chosen)} labs",
                unit=unit, disable=not progress or not jobs, dynamic_ncols=True, file=sys.stderr)
     try:
-        grid.execute(jobs, data, device, finished, bar, scheduler=scheduler, address=address,
-                     resources=resources or grid.Resources(), failed=failed)
+        grid.execute(jobs, data, device, finished, failed, bar, scheduler=scheduler, address=address,
+                     resources=resources or grid.Resources())
     finally:
         bar.close()
     if lost:
