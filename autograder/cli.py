@@ -321,31 +321,43 @@ def _lab(args):
     from hero_transformer import labs
 
     if args.action == "report":
-        if not any(labs.saved_any(name) for name in labs.all_labs()):
+        if args.build and not any(labs.saved_any(name) for name in labs.all_labs()):
             print(f"hero lab report: no saved results under {labs.labs_dir()}; run `hero lab run NAME --quick` first "
                   f"(every row below says 'not run')", file=sys.stderr)
-        print(labs.claims_markdown(), end="")
+        print(labs.claims_markdown(source="build" if args.build else "recorded"), end="")
         return 0
     if args.action == "list":
+        from hero_transformer.labs import runner
+
         from . import lab_times
 
         for lab in labs.all_labs().values():
             print(f"{lab.name:<18} {lab.title_en}")
             for mode, setting in lab.settings.items():
-                runs = len(lab.runs(setting))
-                print(f"  {mode + ':':<7}{runs:>3} run{'s' if runs != 1 else ' '}  {lab_times.describe(lab, mode)}")
+                runs, seeds = len(runner.seeded_runs(setting, lab.runs)), len(setting["seeds"])
+                print(f"  {mode + ':':<7}{runs:>3} run{'s' if runs != 1 else ' '} ({seeds} seeds)  "
+                      f"{lab_times.describe(lab, mode)}")
         return 0
     if args.names and args.all:
-        print("hero lab run: name labs or give --all, not both", file=sys.stderr)
+        print(f"hero lab {args.action}: name labs or give --all, not both", file=sys.stderr)
         return 2
     if not args.names and not args.all:
-        print("hero lab run: name a lab, or --all (hero lab list shows them)", file=sys.stderr)
+        print(f"hero lab {args.action}: name a lab, or --all (hero lab list shows them)", file=sys.stderr)
         return 2
     try:
         chosen = list(labs.all_labs().values()) if args.all else [labs.get(name) for name in dict.fromkeys(args.names)]
     except KeyError as exc:
-        print(f"hero lab run: {exc.args[0]}", file=sys.stderr)
+        print(f"hero lab {args.action}: {exc.args[0]}", file=sys.stderr)
         return 2
+    if args.action == "record":
+        for lab in chosen:
+            try:
+                path = labs.record(lab, args.mode)
+            except (FileNotFoundError, ValueError) as exc:
+                print(f"hero lab record: {exc}", file=sys.stderr)
+                return 2
+            print(f"recorded {lab.name} ({args.mode}) in {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")
+        return 0
     if args.out and len(chosen) != 1:
         print("hero lab run: --out names the folder of one lab's grid", file=sys.stderr)
         return 2
@@ -441,8 +453,9 @@ def main(argv=None):
 
     lab = commands.add_parser("lab", help="seeds 003 and 004's experiments: list them, or run one (resumable; "
                                           "JSON and plots under build/labs/NAME/MODE/)")
-    lab.add_argument("action", choices=("list", "run", "report"),
-                     help="report: every claim against the saved quick and full results, as a markdown table")
+    lab.add_argument("action", choices=("list", "run", "record", "report"),
+                     help="record: copy finished results into the committed hero_transformer/labs/results/; "
+                          "report: every claim judged on the committed quick and full results, as a markdown table")
     lab.add_argument("names", nargs="*", metavar="NAME", help="run: the labs (hero lab list shows them)")
     lab.add_argument("--all", action="store_true", help="run: every lab, all grids scheduled together")
     size = lab.add_mutually_exclusive_group()
@@ -453,6 +466,8 @@ def main(argv=None):
     lab.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="where the models run (default cpu)")
     lab.add_argument("--out", help="write here instead of build/labs/NAME/MODE ($HERO_LABS_DIR moves build/labs)")
     lab.add_argument("--fresh", action="store_true", help="redo runs already finished")
+    lab.add_argument("--build", action="store_true", help="report: from this machine's results under build/labs "
+                                                          "instead of the committed ones")
     lab.add_argument("--address", help="run on this Ray cluster (HOST:PORT of `ray start --head`); default: a Ray "
                                        "started for this command on the loopback address, stopped at its end")
     lab.add_argument("--cpus-per-run", type=int, default=1, help="CPUs (torch threads) one run takes (default 1)")

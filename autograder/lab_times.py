@@ -68,9 +68,11 @@ def about(seconds):
 
 
 def describe(lab, mode):
-    """The time of `lab` in `mode`: the saved run's, else the committed measurement's, else
-    'not measured'."""
-    from hero_transformer.labs import load_report
+    """The time of `lab` in `mode`: the saved run's, else the committed results' (a whole run of
+    the grid, hero_transformer/labs/results/), else the committed estimate's, else 'not
+    measured'.  A run's time is the sum of its runs' (what one core spends; Ray's start and the
+    corpus load come on top, and parallel runs finish sooner)."""
+    from hero_transformer.labs import load_report, runner
 
     setting = lab.settings[mode]
     saved = load_report(lab, mode)
@@ -79,6 +81,14 @@ def describe(lab, mode):
         where = saved.folder / "results.json"
         where = where.relative_to(Path.cwd()) if where.is_relative_to(Path.cwd()) else where
         return f"{duration(r['seconds'])} as run here ({r['device']}, {r['threads']} torch threads; {where})"
+    try:
+        recorded = json.loads((runner.RECORDED / mode / f"{lab.name}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        recorded = None
+    if recorded is not None and recorded.get("setting") == setting:
+        threads = recorded["threads"]
+        return (f"{duration(recorded['seconds'])} summed over its {len(recorded['runs'])} runs, {threads} torch "
+                f"thread{'s' if threads != 1 else ''} each, {recorded['device']} (the committed results)")
     data = measured()
     entry = data.get("labs", {}).get(lab.name, {}).get(mode)
     if entry is None or entry["setting"] != setting:

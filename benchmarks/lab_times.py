@@ -14,7 +14,9 @@ the setting's `steps`.  A run's time is the shortened run's time plus its missin
 median time per step (the gaps between the training loop's `on_step` calls, a third of which
 hold an evaluation); the mode's time adds what `run_lab` spends around the runs (the claims, the
 plots) and loading the corpus.  A mode whose runs have no more steps than that (tiny), and a run
-that trains nothing (a profile at initialisation), is simply run.
+that trains nothing (a profile at initialisation), is simply run.  Only the first seed's runs are
+timed: every seed runs the same models for the same steps, so each other seed's run is given its
+first-seed twin's time.
 
     nice -n 15 .venv/bin/python benchmarks/lab_times.py [--modes quick full tiny]
 
@@ -69,7 +71,8 @@ def warmup(steps_of_warmup, steps, short):
 def measure(lab, mode, scratch):
     real = lab.settings[mode]
     setting, timed_steps = shortened(real)
-    costs = {run.key: run.cost for run in lab.runs(real)}
+    seeds = real["seeds"]
+    costs = {run.key: run.cost for run, _ in runner.seeded_runs({**real, "seeds": seeds[:1]}, lab.runs)}
     if any({"steps", "eval_every"} & set(run.params) for run in lab.runs(real)):
         raise NotImplementedError(f"{lab.name}: a run that sets its own steps; teach benchmarks/lab_times.py")
     timings, executed, trained = {}, [], []
@@ -92,10 +95,13 @@ def measure(lab, mode, scratch):
         timings[run.key] = seconds + max(0, costs[run.key] - len(calls)) * per_step if calls else seconds
         return result
 
-    timed = runner.Lab(**{**lab.__dict__, "settings": {**lab.settings, mode: setting}, "execute": execute})
+    timed = runner.Lab(**{**lab.__dict__, "settings": {**lab.settings, mode: {**setting, "seeds": seeds[:1]}},
+                          "execute": execute})
     start = time.process_time()
     runner.run_lab(timed, mode, out=Path(scratch) / lab.name / mode, progress=False, fresh=True, log=lambda line: None)
     around = time.process_time() - start - sum(executed)  # claims, plots, files
+    first = f"_s{seeds[0]}"
+    timings = {f"{key[:-len(first)]}_s{seed}": seconds for key, seconds in timings.items() for seed in seeds}
     return {"setting": real, "seconds": sum(timings.values()) + around, "runs": timings,
             "timed_steps": timed_steps if trained else 0}
 

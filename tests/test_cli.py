@@ -208,11 +208,14 @@ def test_demo_prints_a_line_per_assignment_with_its_time_and_the_total(monkeypat
 # --- hero lab list ------------------------------------------------------------------------------
 
 
-def _lab_list(monkeypatch, capsys, labs_dir):
-    """{lab: {mode: its line}} of `hero lab list`, with labs_dir as build/labs."""
+def _lab_list(monkeypatch, capsys, labs_dir, recorded=None):
+    """{lab: {mode: its line}} of `hero lab list`, with labs_dir as build/labs and `recorded` as the
+    committed results (default: none)."""
     from autograder import cli
+    from hero_transformer.labs import runner
 
     monkeypatch.setenv("HERO_LABS_DIR", str(labs_dir))
+    monkeypatch.setattr(runner, "RECORDED", recorded or labs_dir / "no-records")
     assert cli.main(["lab", "list"]) == 0
     listed = {}
     for line in capsys.readouterr().out.splitlines():
@@ -224,21 +227,25 @@ def _lab_list(monkeypatch, capsys, labs_dir):
     return listed
 
 
-def test_lab_list_states_the_measured_time_of_every_quick_mode(monkeypatch, tmp_path, capsys):
+def test_lab_list_states_a_measured_time_for_every_quick_and_full_mode(monkeypatch, tmp_path, capsys):
+    """Quick: the committed results' own time (a whole run of every seed); full: the committed
+    results' where a GPU ran them, else benchmarks/lab_times.json's estimate for the current setting."""
     import re
 
     from autograder import lab_times
     from hero_transformer import labs
+    from hero_transformer.labs import runner
 
     measured = lab_times.measured()  # benchmarks/lab_times.json, schema-checked
     assert measured["machine"]["cpus"] >= 1 and measured["corpus"] in ("full", "fixture")
-    listed = _lab_list(monkeypatch, capsys, tmp_path)  # no run saved there
+    listed = _lab_list(monkeypatch, capsys, tmp_path, runner.RECORDED)  # no run saved here
     assert list(listed) == list(labs.all_labs())
-    for name, lab in labs.all_labs().items():
-        assert measured["labs"][name]["quick"]["setting"] == lab.settings["quick"], f"{name}: run benchmarks/lab_times.py"
-        assert re.fullmatch(r"\d+ runs? +about \d+ (s|min|h \d\d min) on a \d+-core CPU, \d+ torch threads? "
-                            r"\(measured \d{4}-\d\d-\d\d(, under load [\d.]+: slower than on an idle machine)?\)",
-                            listed[name]["quick"]), listed[name]
+    committed = r"\d+ runs \(\d+ seeds\)  \d.* summed over its \d+ runs, \d+ torch threads? each, (cpu|cuda) \(the committed results\)"
+    estimate = (r"\d+ runs \(\d+ seeds\)  about \d+ (s|min|h \d\d min) on a \d+-core CPU, \d+ torch threads? "
+                r"\(measured \d{4}-\d\d-\d\d(, under load [\d.]+: slower than on an idle machine)?\)")
+    for name in labs.all_labs():
+        assert re.fullmatch(committed, listed[name]["quick"]), (name, listed[name]["quick"])
+        assert re.fullmatch(f"{committed}|{estimate}", listed[name]["full"]), (name, listed[name]["full"])
 
 
 def test_lab_times_refuses_a_file_off_its_schema_and_a_measurement_of_another_setting(monkeypatch, tmp_path):
@@ -277,7 +284,13 @@ def test_lab_list_shows_the_time_of_a_run_saved_here(monkeypatch, tmp_path, caps
                "runs": {}}
     saved.write_text(json.dumps(results), encoding="utf-8")
     line = _lab_list(monkeypatch, capsys, tmp_path)[lab.name]["quick"]
-    assert line == f"6 runs  3 min 52 s as run here (cpu, 2 torch threads; {saved})", line
+    assert line == f"18 runs (3 seeds)  3 min 52 s as run here (cpu, 2 torch threads; {saved})", line
     saved.write_text(json.dumps({**results, "setting": {**lab.settings["quick"], "steps": 1}}), encoding="utf-8")
     line = _lab_list(monkeypatch, capsys, tmp_path)[lab.name]["quick"]  # another setting's run: not its time
     assert "as run here" not in line and "measured" in line, line
+    recorded = tmp_path / "recorded"
+    (recorded / "quick").mkdir(parents=True)
+    (recorded / "quick" / f"{lab.name}.json").write_text(json.dumps({**results, "threads": 1, "runs": {"a": {}}}),
+                                                       encoding="utf-8")
+    line = _lab_list(monkeypatch, capsys, tmp_path, recorded)[lab.name]["quick"]  # no run here: the committed one's
+    assert line == "18 runs (3 seeds)  3 min 52 s summed over its 1 runs, 1 torch thread each, cpu (the committed results)", line

@@ -137,7 +137,7 @@ def test_every_tiny_grid_on_a_two_node_cluster_equals_the_embedded_run(two_node_
     assert "on an embedded Ray" in embedded.stdout
     cluster_runs, cluster_claims = grid_of(tmp_path / "cluster")
     embedded_runs, embedded_claims = grid_of(tmp_path / "embedded")
-    expected = sum(len(lab.runs(lab.settings["tiny"])) for lab in labs.all_labs().values())
+    expected = sum(len(runner.seeded_runs(lab.settings["tiny"], lab.runs)) for lab in labs.all_labs().values())
     assert len(cluster_runs) == expected
     assert cluster_runs == embedded_runs  # every figure of every run, to the last bit
     assert cluster_claims == embedded_claims
@@ -171,7 +171,8 @@ def workers_running(name="ray::_remote_run"):
 def test_a_killed_worker_loses_only_its_run_and_a_rerun_finishes_the_grid(tmp_path, monkeypatch):
     monkeypatch.setenv("HERO_LAB_CORPUS", "fixture")
     lab = labs.get("residual_ablation")
-    slow = {**lab.settings["tiny"], "steps": 600, "eval_every": 600}  # long enough to be caught running
+    # long enough to be caught running; one seed keeps the grid at 4 runs
+    slow = {**lab.settings["tiny"], "steps": 600, "eval_every": 600, "seeds": [0]}
     lab = dataclasses.replace(lab, settings={**lab.settings, "tiny": slow})
     out = tmp_path / "grid"
     outcome = {}
@@ -202,5 +203,5 @@ def test_a_killed_worker_loses_only_its_run_and_a_rerun_finishes_the_grid(tmp_pa
     report = runner.run_lab(lab, "tiny", out=out, progress=False, log=lines.append, scheduler="ray", table=False)
     assert "3 already done" in lines[0]
     assert {path.stem: path.stat().st_mtime_ns for path in (out / "runs").glob("*.json") if path.stem in saved} == saved
-    assert set(report.results["runs"]) == {run.key for run in lab.runs(slow)}
+    assert set(report.results["runs"]) == {run.key for run, _ in runner.seeded_runs(slow, lab.runs)}
     assert len(report.claims) == len(lab.claims)

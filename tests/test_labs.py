@@ -8,7 +8,7 @@ import torch
 
 from autograder import registry, release
 from hero_transformer import labs
-from hero_transformer.labs import diagnostics, runner, variants
+from hero_transformer.labs import diagnostics, evidence, runner, variants
 from hero_transformer.labs.variants import LabLM, Variant
 from hero_transformer.model import Config, TransformerLM, init_weights
 
@@ -255,18 +255,29 @@ def test_every_lab_runs_its_tiny_grid_and_writes_json_plots_and_claims(name, lab
     assert report.folder == folder
     saved = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     lab = labs.get(name)
-    assert list(saved["runs"]) == [run.key for run in lab.runs(lab.settings["tiny"])]
+    setting = lab.settings["tiny"]
+    assert saved["seeds"] == setting["seeds"]
+    # several seeds, unless nothing in the lab is random (every claim judged exactly or on its own interval)
+    assert len(setting["seeds"]) >= 2 or all(claim["per_seed"].keys() == {"all"} or all(c["exact"] for c in claim["checks"])
+                                             for claim in saved["claims"])
+    assert list(saved["runs"]) == [f"{run.key}_s{seed}" for seed in setting["seeds"] for run in lab.runs(setting)]
     assert saved["device"] == "cpu" and saved["corpus"] == "fixture" and saved["seconds"] > 0
     assert {"uniform", "unigram"} <= set(saved["baselines"])
     assert len(saved["claims"]) == len(lab.claims) >= 1
     for claim in saved["claims"]:
-        assert claim["seed"] and claim["ours"] and claim["held"] in (True, False, None) and claim["zh"]
+        assert claim["seed"] and claim["per_seed"] and claim["zh"]
+        assert claim["held"] in (True, False, None) and claim["verdict"].split(":")[0] in evidence.VERDICTS_ZH
+        for check in claim["checks"]:  # every check over every seed (a pooled check: one value)
+            assert len(check["values"]) in (1, len(setting["seeds"]))
+    for seed in setting["seeds"]:  # a seed view is one seed's grid, keyed as the lab names its runs
+        view = report.view(seed)
+        assert list(view["runs"]) == [run.key for run in lab.runs(setting)] and view["setting"]["seed"] == seed
     assert saved["plots"] and all(path.endswith(".png") and (folder / path.rsplit("/", 1)[-1]).stat().st_size > 1000
                                   for path in saved["plots"])
     for run in saved["runs"].values():
         assert (folder / "runs" / f"{run['key']}.json").is_file()
     printed = capsys.readouterr().out
-    assert "this run (tiny)" in printed and f"lab {name} (tiny):" in printed.splitlines()[-1]
+    assert "seed 0 (tiny)" in printed and f"lab {name} (tiny):" in printed.splitlines()[-1]
     assert labs.saved(name, "tiny").results == saved
 
 
@@ -278,23 +289,27 @@ def test_a_second_run_reuses_finished_runs_and_a_changed_setting_redoes_them(lab
     counted = runner.Lab(**{**lab.__dict__, "execute": lambda *args: calls.append(args) or original(*args)})
     lines = []
     counted_report = runner.run_lab(counted, "tiny", progress=False, log=lines.append)
-    assert calls == [] and "4 already done" in lines[0]
-    changed = runner.Lab(**{**counted.__dict__, "settings": {**lab.settings, "tiny": {**lab.settings["tiny"], "steps": 3}}})
+    assert calls == [] and "8 already done" in lines[0]
+    tiny = lab.settings["tiny"]
+    more_seeds = runner.Lab(**{**counted.__dict__, "settings": {**lab.settings, "tiny": {**tiny, "seeds": [0, 1, 2]}}})
+    runner.run_lab(more_seeds, "tiny", progress=False, log=lambda line: None)
+    assert len(calls) == 4 and {args[1]["seed"] for args in calls} == {2}  # a seed added: only its runs are run
+    changed = runner.Lab(**{**counted.__dict__, "settings": {**lab.settings, "tiny": {**tiny, "steps": 3}}})
     runner.run_lab(changed, "tiny", progress=False, log=lambda line: None)
-    assert len(calls) == 4
-    assert counted_report.results["runs"].keys() == {run.key for run in lab.runs(lab.settings["tiny"])}
+    assert len(calls) == 4 + 8
+    assert counted_report.results["runs"].keys() == {f"{run.key}_s{seed}" for seed in tiny["seeds"] for run in lab.runs(tiny)}
 
 
 def test_a_run_on_the_fixture_is_not_reused_for_the_full_corpus(lab_env, monkeypatch):
     lab = labs.get("seed004_demo")
     runner.run_lab(lab, "tiny", progress=False, log=lambda line: None)  # HERO_LAB_CORPUS=fixture
-    stored = lab_env / "seed004_demo" / "tiny" / "runs" / "course_seed0.json"
+    stored = lab_env / "seed004_demo" / "tiny" / "runs" / "course_s0.json"
     value = json.loads(stored.read_text(encoding="utf-8"))
     value["corpus"] = "full"  # as if made on the full corpus: the fixture run must redo it
     stored.write_text(json.dumps(value), encoding="utf-8")
     lines = []
     runner.run_lab(lab, "tiny", progress=False, log=lines.append)
-    assert f"{len(lab.runs(lab.settings['tiny'])) - 1} already done" in lines[0]
+    assert f"{len(runner.seeded_runs(lab.settings['tiny'], lab.runs)) - 1} already done" in lines[0]
     assert json.loads(stored.read_text(encoding="utf-8"))["corpus"] == "fixture"
 
 
@@ -382,50 +397,138 @@ def test_the_default_variant_computes_on_cuda_what_the_frozen_model_computes_on_
 
 def test_the_claims_report_has_a_row_per_claim_with_the_saved_verdicts(lab_env):
     labs.run("seed004_demo", "tiny", progress=False, log=lambda line: None)
-    table = labs.claims_markdown(modes=("tiny",))
+    table = labs.claims_markdown(modes=("tiny",), source="build")
     rows = [line for line in table.split("\n\n")[0].splitlines()[2:]]  # after the header and its rule
     assert len(rows) == sum(len(lab.claims) for lab in labs.all_labs().values())
     demo_rows = [row for row in rows if row.startswith("| seed004_demo |")]
-    assert demo_rows and all("not run" not in row for row in demo_rows)
+    assert demo_rows and all("not run" not in row and "2 seeds" in row for row in demo_rows)
     assert all("not run" in row for row in rows if not row.startswith("| seed004_demo |"))
-    assert "| seed004_demo | tiny |" in table  # the timing table
+    assert "| seed004_demo | tiny | 2 |" in table  # the timing table, with the seeds
+
+
+def test_a_record_is_judged_again_by_the_report_and_refused_when_the_setting_changed(lab_env, monkeypatch):
+    monkeypatch.setattr(runner, "RECORDED", lab_env / "recorded")
+    lab = labs.get("seed004_demo")
+    report = labs.run(lab.name, "tiny", progress=False, log=lambda line: None)
+    path = labs.record(lab, "tiny")
+    recorded = json.loads(path.read_text(encoding="utf-8"))
+    assert "claims" not in recorded and "plots" not in recorded and recorded["runs"].keys() == report.results["runs"].keys()
+    again = runner.load_recorded(lab, "tiny")
+    assert [c["verdict"] for c in again.claims] == [c["verdict"] for c in report.claims]
+    assert [c["checks"] for c in again.claims] == [c["checks"] for c in report.claims]
+    changed = runner.Lab(**{**lab.__dict__, "settings": {**lab.settings, "tiny": {**lab.settings["tiny"], "n_layers": 3}}})
+    assert runner.load_recorded(changed, "tiny") is None  # a record of another setting is not reported
+    with pytest.raises(ValueError, match="another setting"):
+        labs.record(changed, "tiny")
+
+
+def test_the_committed_records_reproduce_the_claims_table_in_docs_labs_md():
+    """docs/labs.md carries `hero lab report`'s output: the committed runs judged by today's claims."""
+    table = labs.claims_markdown()
+    docs = (registry.REPO_ROOT / "docs" / "labs.md").read_text(encoding="utf-8")
+    assert table in docs, "docs/labs.md is stale: paste the output of `hero lab report` into it"
+
+
+# --- the decision rule over seeds, proven both ways ------------------------------------------------
+
+
+def decided(checks_per_seed):
+    return evidence.summarise(checks_per_seed)[1]
+
+
+def test_a_difference_inside_its_interval_is_undecided_and_outside_it_decides():
+    assert decided([[evidence.more("gap", v, 0)] for v in (0.30, 0.31, 0.29)]) == "held"
+    assert decided([[evidence.more("gap", v, 0)] for v in (-0.30, -0.31, -0.29)]) == "not held"
+    # mean 0.02 with a seed-to-seed spread of 0.08: the interval straddles 0
+    assert decided([[evidence.more("gap", v, 0)] for v in (0.10, -0.06, 0.02)]) == "undecided"
+    assert decided([[evidence.more("gap", 0.3, 0)]]) == "undecided"  # one seed has no interval
+    mean, sd, low, high = evidence.t_interval([1.0, 2.0, 3.0])
+    assert (mean, sd) == (2.0, 1.0) and high - mean == pytest.approx(4.302653 / math.sqrt(3))  # t(0.975, 2)
+
+
+def test_a_claim_needs_every_check_and_a_regime_not_met_is_undecided_never_not_held():
+    held, failed = evidence.less("a", 0.1, 1), evidence.less("b", 2.0, 1)
+    assert decided([[held, held]] * 3) == "held"
+    assert decided([[held, failed]] * 3) == "not held"
+    untrained = evidence.trained("pre-LN", 5.6, 5.672)  # only 0.07 below the unigram baseline
+    assert untrained.regime == evidence.UNDER_TRAINED
+    assert decided([[untrained, failed]] * 3) == "undecided: under-trained"
+    assert decided([[evidence.trained("pre-LN", 4.2, 5.672), failed]] * 3) == "not held"
+    assert decided([[evidence.report("figure", 1.0)]] * 3) == "not judged"
+    assert decided([[evidence.seed_config("quick"), held]] * 3) == "undecided: not the seed's configuration"
+    assert decided([[evidence.seed_config("full"), held]] * 3) == "held"
+
+
+def test_the_noise_floor_is_judged_on_a_pooled_sigma_with_its_chi_square_interval():
+    from hero_transformer.labs import context_noise
+
+    def views(spread, seeds=3):  # five contexts; each context's seeds spread with sample sd `spread`
+        setting = {"contexts": [8, 16, 32, 64, 128]}
+        z = [i - (seeds - 1) / 2 for i in range(seeds)]
+        scale = spread / math.sqrt(sum(v * v for v in z) / (seeds - 1))
+        return [fake_results(setting, [({"train_length": t}, {"final_val": 5.0 - t / 1000 + o * scale})
+                                       for t in setting["contexts"]]) for o in z]
+
+    def verdict(*args):
+        return evidence.summarise(None, context_noise.judge_noise(views(*args))[1])[1]
+
+    # sigma 0.13: two single runs differ by 2 sigma / sqrt(pi) = 0.147 on average, inside the seed's 0.1-0.2
+    assert verdict(0.13, 8) == "held"  # 35 degrees of freedom: sigma known to about ±25%
+    assert verdict(0.13, 3) == "undecided"  # 10: the interval reaches past 0.2
+    assert verdict(0.02, 3) == "not held" and verdict(0.4, 3) == "not held"
 
 
 # --- the heart claims' judges, proven both ways on the seed's own figures ---------------------------
 
 
-def fake_results(setting, runs, unigram=5.672):
-    return {"setting": setting, "baselines": {"uniform": math.log(1200), "unigram": unigram},
+def fake_results(setting, runs, unigram=5.672, mode="full"):
+    return {"setting": setting, "mode": mode, "baselines": {"uniform": math.log(1200), "unigram": unigram},
             "runs": {str(i): {"params": params, "result": result} for i, (params, result) in enumerate(runs)}}
+
+
+JITTER = (0.0, 0.004, -0.003)  # three seeds a few thousandths apart: the seed's figures, repeated with noise
+
+
+def over_seeds(judge, make, *values):
+    """The verdict of `judge` over three seeds made by make(*values shifted by each JITTER)."""
+    shift = lambda v, o: tuple(x + o for x in v) if isinstance(v, tuple) else v + o
+    return decided([judge(make(*(shift(v, o) for v in values)))[1] for o in JITTER])
 
 
 def test_the_stall_judge_holds_on_the_seeds_table_and_not_when_post_ln_trains():
     from hero_transformer.labs import depth_placement
 
-    def results(post):
+    def results(post, pre=(4.213, 4.245, 4.370)):
         runs = [({"placement": p, "n_layers": d}, {"final_val": v})
-                for d, pre_v, post_v in zip((6, 12, 24), (4.213, 4.245, 4.370), post)
+                for d, pre_v, post_v in zip((6, 12, 24), pre, post)
                 for p, v in (("pre", pre_v), ("post", post_v))]
         return fake_results({"depths": [6, 12, 24]}, runs)
 
-    assert depth_placement.judge_stall(results((5.356, 5.357, 5.357)))[1] is True
-    assert depth_placement.judge_same_loss(results((5.356, 5.357, 5.357)))[1] is True
-    assert depth_placement.judge_stall(results((4.6, 4.7, 5.357)))[1] is False  # post-LN trained at two depths
-    assert depth_placement.judge_same_loss(results((4.6, 4.7, 5.357)))[1] is False
+    seed_post = (5.356, 5.357, 5.357)
+    assert over_seeds(depth_placement.judge_stall, results, seed_post) == "held"
+    assert over_seeds(depth_placement.judge_same_loss, results, seed_post) == "held"
+    assert over_seeds(depth_placement.judge_stall, results, (4.6, 4.7, 5.357)) == "not held"  # post-LN trained at two depths
+    assert over_seeds(depth_placement.judge_same_loss, results, (4.6, 4.7, 5.357)) == "not held"
+    # pre-LN barely below the unigram baseline: no evidence either way
+    assert over_seeds(depth_placement.judge_stall, results, seed_post, (5.6, 5.6, 5.6)) == "undecided: under-trained"
 
 
 def test_the_no_residual_judge_holds_on_the_seeds_figures_and_not_when_depth_matters():
     from hero_transformer.labs import residual_ablation
 
-    def results(without):
+    def results(without, mode="full"):
         runs = [({"residual": r, "n_layers": d}, {"final_val": v})
                 for d, with_v, without_v in zip((2, 4, 12), (4.489, 4.520, 4.600), without)
                 for r, v in ((True, with_v), (False, without_v))]
-        return fake_results({"depths": [2, 4, 12]}, runs)
+        return fake_results({"depths": [2, 4, 12]}, runs, mode=mode)
 
-    assert residual_ablation.judge_same(results((5.392, 5.392, 5.392)))[1] is True
-    assert residual_ablation.judge_two_layers(results((5.392, 5.392, 5.392)))[1] is True
-    assert residual_ablation.judge_same(results((4.9, 5.1, 5.392)))[1] is False
+    assert over_seeds(residual_ablation.judge_same, results, (5.392, 5.392, 5.392)) == "held"
+    assert over_seeds(residual_ablation.judge_two_layers, results, (5.392, 5.392, 5.392)) == "held"
+    assert over_seeds(residual_ablation.judge_same, results, (4.9, 5.1, 5.392)) == "not held"
+    assert over_seeds(residual_ablation.judge_gap, results, (5.392, 5.392, 5.392)) == "held"  # 0.90 / 0.87 / 0.79
+    assert over_seeds(residual_ablation.judge_gap, results, (4.7, 4.7, 4.7)) == "not held"
+    assert over_seeds(residual_ablation.judge_gap, lambda v: results(v, "quick"), (5.392,) * 3) == \
+        "undecided: not the seed's configuration"
 
 
 def test_the_init_growth_judge_holds_on_the_seeds_table_and_not_when_post_ln_grows():
@@ -437,6 +540,6 @@ def test_the_init_growth_judge_holds_on_the_seeds_table_and_not_when_post_ln_gro
         return fake_results({"depths": [6, 12, 24, 48]}, runs)
 
     seed_pre = (2.57, 3.87, 5.68, 7.78)
-    assert init_profile.judge_growth(results(seed_pre, (1.0, 1.0, 1.0, 1.0)))[1] is True
-    assert init_profile.judge_growth(results(seed_pre, (1.0, 1.2, 1.5, 2.0)))[1] is False  # post-LN not flat
-    assert init_profile.judge_growth(results((2.6, 2.6, 2.5, 2.6), (1.0,) * 4))[1] is False  # pre-LN not growing
+    assert over_seeds(init_profile.judge_growth, results, seed_pre, (1.0, 1.0, 1.0, 1.0)) == "held"
+    assert over_seeds(init_profile.judge_growth, results, seed_pre, (1.0, 1.2, 1.5, 2.0)) == "not held"  # post-LN grows
+    assert over_seeds(init_profile.judge_growth, results, (2.6, 2.6, 2.5, 2.6), (1.0,) * 4) == "not held"  # pre-LN flat

@@ -1,55 +1,59 @@
 """Seed 003 §2.12.4 (experiment 5, table 2.2): context length, and the noise floor between runs.
 
-Five runs differ only in context length (each evaluated at its own length); three more repeat the
-64-position run with other seeds, so the table's differences can be read against the noise that a
-change of seed alone makes."""
+Five runs differ only in context length (each evaluated at its own length), each repeated on every
+seed, so that the table's differences are read against the noise that a change of seed alone
+makes, and that noise is itself measured (pooled over the five lengths)."""
 
+import math
+
+from .evidence import Check, more, sd_interval, trained
 from .runner import Claim, Lab, execute_training, fmt, one, plot_finals, settings, training_run
 
-SETTINGS = settings({"tiny": {"contexts": [8, 16], "noise_seeds": [1], "noise_context": 16},
-                     "quick": {"n_layers": 4, "contexts": [8, 16, 32, 64, 128], "noise_seeds": [1, 2],
-                               "noise_context": 64, "block_size": 128},
-                     "full": {"n_layers": 4, "steps": 800, "contexts": [8, 16, 32, 64, 128], "noise_seeds": [1, 2],
-                              "noise_context": 64, "block_size": 128}})
+SETTINGS = settings({"tiny": {"contexts": [8, 16]},
+                     "quick": {"n_layers": 4, "contexts": [8, 16, 32, 64, 128], "block_size": 128},
+                     "full": {"n_layers": 4, "steps": 800, "contexts": [8, 16, 32, 64, 128], "block_size": 128}})
 
 
 def runs(setting):
-    found = [training_run(f"T{t}", setting, train_length=t, seed=setting["seed"]) for t in setting["contexts"]]
-    found += [training_run(f"T{setting['noise_context']}_s{s}", setting, train_length=setting["noise_context"], seed=s)
-              for s in setting["noise_seeds"]]
-    return found
+    return [training_run(f"T{t}", setting, train_length=t) for t in setting["contexts"]]
 
 
-def finals(results):
-    s = results["setting"]
-    return [one(results, train_length=t, seed=s["seed"])["final_val"] for t in s["contexts"]]
+def finals(view):
+    return [one(view, train_length=t)["final_val"] for t in view["setting"]["contexts"]]
 
 
-def seed_values(results):
-    s = results["setting"]
-    return [one(results, train_length=s["noise_context"], seed=seed)["final_val"]
-            for seed in [s["seed"], *s["noise_seeds"]]]
-
-
-def judge_longer_helps(results):
+def judge_longer_helps(view):
     """Held when the longest context improves on the shortest by at least half the seed's 0.64."""
-    values = finals(results)
-    return (f"{' / '.join(fmt(v) for v in values)} at {results['setting']['contexts']}: "
-            f"shortest − longest {values[0] - values[-1]:.3f} (judged held from 0.32)", values[-1] < values[0] - 0.32)
+    values, contexts = finals(view), view["setting"]["contexts"]
+    gain = None if None in (values[0], values[-1]) else values[0] - values[-1]
+    return (f"{' / '.join(fmt(v) for v in values)} at {contexts}: shortest − longest {fmt(gain)}",
+            [trained(f"T{contexts[-1]}", values[-1], view["baselines"]["unigram"]),
+             more(f"T{contexts[0]} − T{contexts[-1]}", gain, 0.32)])
 
 
-def judge_noise(results):
-    values = seed_values(results)
-    spread = max(values) - min(values)
-    return (f"{len(values)} seeds at {results['setting']['noise_context']}: {' / '.join(fmt(v) for v in values)}, "
-            f"spread {spread:.3f}", 0.1 <= spread <= 0.2)
+def judge_16_vs_8(view):
+    if not {8, 16} <= set(view["setting"]["contexts"]):
+        return "8 and 16 not both in this grid", []
+    a, b = (one(view, train_length=t)["final_val"] for t in (8, 16))
+    return f"8: {fmt(a)}, 16: {fmt(b)}", [more("T16 − T8", None if None in (a, b) else b - a, 0)]
 
 
-def judge_16_vs_8(results):
-    if 8 not in results["setting"]["contexts"] or 16 not in results["setting"]["contexts"]:
-        return "8 and 16 not both in this grid", None
-    a, b = (one(results, train_length=t, seed=results["setting"]["seed"])["final_val"] for t in (8, 16))
-    return f"8: {fmt(a)}, 16: {fmt(b)}", b > a
+def judge_noise(views):
+    """Pooled over the contexts: the seed-to-seed sigma of a final loss (chi-square interval), read
+    as the typical difference between two single runs, E|X1 − X2| = 2 sigma / sqrt(pi)."""
+    by_context = [[v for v in values if v is not None] for values in zip(*(finals(view) for view in views))]
+    residuals = sum(sum((v - sum(vs) / len(vs)) ** 2 for v in vs) for vs in by_context if len(vs) > 1)
+    dof = sum(len(vs) - 1 for vs in by_context if len(vs) > 1)
+    if dof == 0 or residuals == 0:
+        return "one seed: no spread", [Check("typical difference between two runs", None, ">", 0.1)]
+    sigma, low, high = sd_interval(residuals, dof)
+    typical = 2 / math.sqrt(math.pi)
+    ours = (f"seed-to-seed sigma {sigma:.3f} (pooled over {len(by_context)} contexts, {dof} degrees of freedom); "
+            f"typical difference between two runs {typical * sigma:.3f}")
+    return ours, [Check("typical difference between two runs (low end)", typical * sigma, ">", 0.1,
+                        interval=(typical * low, typical * high)),
+                  Check("typical difference between two runs (high end)", typical * sigma, "<", 0.2,
+                        interval=(typical * low, typical * high))]
 
 
 CLAIMS = (
@@ -61,19 +65,14 @@ CLAIMS = (
           "Context 16 ends worse than 8 (single-run noise).", "seed 003 §2.12.4", "4.971 vs 4.846", judge_16_vs_8),
     Claim("noise_floor", "单次训练的噪声在 0.1–0.2 量级。", "A single run's noise is 0.1-0.2 nats.",
           "seed 003 §2.12.4, §2.14", "0.125 (16 vs 8); two-seed spreads 0.025 / 0.196 / 0.019 in §2.14",
-          judge_noise),
+          judge_noise, pooled=True),
 )
 
 
-def plot(results, folder):
-    s = results["setting"]
-    seeds = seed_values(results)
-
-    def other_seeds(ax):
-        ax.plot([s["noise_context"]] * len(seeds), seeds, "x", color="C3", markersize=8, label="every seed")
-
-    return [plot_finals(results, folder, "context", s["contexts"], {f"seed {s['seed']}": finals(results)},
-                        "context length (trained and evaluated)", log_base=2, extra=other_seeds)]
+def plot(views, folder):
+    contexts = views[0]["setting"]["contexts"]
+    return [plot_finals(views, folder, "context", contexts, {"final loss": finals},
+                        "context length (trained and evaluated)", log_base=2)]
 
 
 LAB = Lab("context_noise", "上下文长度与噪声底", "context length and the noise floor between runs",

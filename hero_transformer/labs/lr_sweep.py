@@ -1,5 +1,6 @@
 """Seed 003 §2.4 (experiment 2): the learning-rate sweep, 1e-4 to 3e-3, both placements."""
 
+from .evidence import less, more, within
 from .runner import Claim, Lab, execute_training, fmt, one, plot_curves, plot_finals, settings, training_run
 
 RATES = (1e-4, 3e-4, 1e-3, 3e-3)
@@ -27,46 +28,48 @@ def table(results):
         f"{lr:g}: pre {fmt(a)} post {fmt(b)}" for lr, a, b in zip(s["rates"], finals(results, "pre"), finals(results, "post")))
 
 
-def judge_pre_monotone(results):
-    pre = finals(results, "pre")
-    return table(results), None not in pre and all(b < a for a, b in zip(pre, pre[1:]))
+def steps(values, rates, label, op):
+    """A check per adjacent pair of rates: values[i+1] − values[i], `op` 0."""
+    return [op(f"{label} {b:g} − {a:g}", None if None in (x, y) else y - x, 0)
+            for a, b, x, y in zip(rates, rates[1:], values, values[1:])]
 
 
-def best_post_rate(results):
-    rates, post = results["setting"]["rates"], finals(results, "post")
-    finite = [(v, lr) for v, lr in zip(post, rates) if v is not None]
-    return min(finite)[1] if finite else None
+def judge_pre_monotone(view):
+    return table(view), steps(finals(view, "pre"), view["setting"]["rates"], "pre-LN", less)
 
 
-def judge_post_collapses(results):
-    rates, post = results["setting"]["rates"], finals(results, "post")
-    if None in post:
-        return table(results), False
-    unigram = results["baselines"]["unigram"]
-    return (f"post-LN at {rates[-1]:g}: {fmt(post[-1])}, at its best rate: {fmt(min(post))} (unigram {unigram:.3f}; "
-            f"judged held from 0.3 worse)", best_post_rate(results) < rates[-1] and post[-1] > min(post) + 0.3)
+def judge_post_collapses(view):
+    rates, post = view["setting"]["rates"], finals(view, "post")
+    others = [v for v in post[:-1] if v is not None]
+    worse = None if post[-1] is None or not others else post[-1] - min(others)
+    return (f"post-LN at {rates[-1]:g}: {fmt(post[-1])}, at its best other rate: {fmt(min(others) if others else None)} "
+            f"(unigram {view['baselines']['unigram']:.3f})",
+            [more(f"post-LN at {rates[-1]:g} − its best other rate", worse, 0.3)])
 
 
-def judge_post_best_rate(results):
-    best = best_post_rate(results)
-    return f"post-LN's best rate: {best:g} ({results['setting']['n_layers']} layers, {results['setting']['steps']} steps)", \
-        best == 3e-4
+def judge_post_best_rate(view):
+    rates, post = view["setting"]["rates"], finals(view, "post")
+    if 3e-4 not in rates:
+        return "3e-4 not in this grid", []
+    best = post[rates.index(3e-4)]
+    return (table(view), [less(f"post-LN 3e-4 − {lr:g}", None if None in (best, v) else best - v, 0)
+                          for lr, v in zip(rates, post) if lr != 3e-4])
 
 
-def judge_close_at_3e4(results):
-    if 3e-4 not in results["setting"]["rates"]:
-        return "3e-4 not in this grid", None
-    pre = one(results, placement="pre", max_lr=3e-4)["final_val"]
-    post = one(results, placement="post", max_lr=3e-4)["final_val"]
-    return f"pre {fmt(pre)}, post {fmt(post)}: gap {fmt(post - pre)}", abs(post - pre) < 0.1
+def judge_close_at_3e4(view):
+    if 3e-4 not in view["setting"]["rates"]:
+        return "3e-4 not in this grid", []
+    pre = one(view, placement="pre", max_lr=3e-4)["final_val"]
+    post = one(view, placement="post", max_lr=3e-4)["final_val"]
+    gap = None if None in (pre, post) else post - pre
+    return f"pre {fmt(pre)}, post {fmt(post)}: gap {fmt(gap)}", within("post − pre at 3e-4", gap, -0.1, 0.1)
 
 
-def judge_best_vs_best(results):
-    pre, post = [v for v in finals(results, "pre") if v is not None], [v for v in finals(results, "post") if v is not None]
-    if not pre or not post:
-        return "every run of a placement diverged", False
-    best_pre, best_post = min(pre), min(post)
-    return f"best pre-LN {best_pre:.3f}, best post-LN {best_post:.3f} ({table(results).split(':')[0]})", best_pre < best_post
+def judge_best_vs_best(view):
+    pre, post = [v for v in finals(view, "pre") if v is not None], [v for v in finals(view, "post") if v is not None]
+    gap = min(pre) - min(post) if pre and post else None
+    return (f"best pre-LN {fmt(min(pre) if pre else None)}, best post-LN {fmt(min(post) if post else None)} "
+            f"({table(view).split(':')[0]})", [less("best pre-LN − best post-LN", gap, 0)])
 
 
 CLAIMS = (
@@ -86,13 +89,13 @@ CLAIMS = (
 )
 
 
-def plot(results, folder):
-    rates = results["setting"]["rates"]
-    series = {f"{p}-LN": finals(results, p) for p in ("pre", "post")}
-    title = f"{results['setting']['n_layers']} layers, {results['setting']['steps']} steps"
-    keys = [f"{p}_lr{lr:g}" for lr in rates for p in ("pre", "post")]
-    return [plot_finals(results, folder, "sweep", rates, series, "peak learning rate", log_base=10, title=title),
-            plot_curves(results, folder, "curves", keys)]
+def plot(views, folder):
+    setting = views[0]["setting"]
+    series = {f"{p}-LN": (lambda view, p=p: finals(view, p)) for p in ("pre", "post")}
+    title = f"{setting['n_layers']} layers, {setting['steps']} steps"
+    keys = [f"{p}_lr{lr:g}" for lr in setting["rates"] for p in ("pre", "post")]
+    return [plot_finals(views, folder, "sweep", setting["rates"], series, "peak learning rate", log_base=10, title=title),
+            plot_curves(views, folder, "curves", keys)]
 
 
 LAB = Lab("lr_sweep", "学习率扫描", "learning-rate sweep (1e-4 … 3e-3, both placements)",

@@ -9,6 +9,7 @@ length), which is how NTK scaling is usually applied: at inference, to a model t
 
 from .. import train as loop
 from . import variants
+from .evidence import more, report, trained
 from .runner import Claim, Lab, Run, fmt, plot_finals, settings, train_variant
 
 SETTINGS = settings({"tiny": {"train_length": 8, "lengths": [8, 16]},
@@ -60,26 +61,39 @@ def table(results, names):
     return f"at {lengths}: " + "; ".join(f"{name} {' / '.join(fmt(v) for v in found[name])}" for name in names)
 
 
-def judge_rope_at_2x(results):
-    found = losses(results)
-    return table(results, ("learned_clamped", "rope")), found["rope"][1] < found["learned_clamped"][1]
+def regime(view):
+    """Every trained model clearly below the unigram baseline at the training length: a claim
+    about extrapolation needs models that learned something to extrapolate."""
+    found, unigram = losses(view), view["baselines"]["unigram"]
+    return [trained(f"{name} at {view['setting']['lengths'][0]}", found[name][0], unigram) for name in TRAINED]
 
 
-def judge_learned_at_4x(results):
-    found = losses(results)
-    if len(results["setting"]["lengths"]) < 3:
-        return "no 4× length in this grid", None
-    return table(results, ("learned_clamped", "rope")), found["learned_clamped"][2] < found["rope"][2]
+def judge_rope_at_2x(view):
+    found = losses(view)
+    return (table(view, ("learned_clamped", "rope")),
+            [*regime(view), more("learned_clamped − rope at 2× length", found["learned_clamped"][1] - found["rope"][1], 0)])
 
 
-def judge_ntk(results):
-    found = losses(results)
-    worse = all(a > b for a, b in zip(found["rope_base4x"], found["rope"]))
-    return table(results, ("rope", "rope_base4x", "rope_ntk_scaled")), worse
+def judge_learned_at_4x(view):
+    found = losses(view)
+    if len(view["setting"]["lengths"]) < 3:
+        return "no 4× length in this grid", []
+    return (table(view, ("learned_clamped", "rope")),
+            [*regime(view), more("rope − learned_clamped at 4× length", found["rope"][2] - found["learned_clamped"][2], 0)])
 
 
-def judge_untrained_rows(results):
-    return table(results, ("learned", "learned_clamped")), None
+def judge_ntk(view):
+    found = losses(view)
+    return (table(view, ("rope", "rope_base4x", "rope_ntk_scaled")),
+            [*regime(view), *[more(f"rope_base4x − rope at {n}", a - b, 0)
+                              for n, a, b in zip(view["setting"]["lengths"], found["rope_base4x"], found["rope"])]])
+
+
+def judge_untrained_rows(view):
+    found = losses(view)
+    return (table(view, ("learned", "learned_clamped")),
+            [report(f"learned − learned_clamped at {n}", a - b)
+             for n, a, b in zip(view["setting"]["lengths"][1:], found["learned"][1:], found["learned_clamped"][1:])])
 
 
 CLAIMS = (
@@ -98,11 +112,12 @@ CLAIMS = (
 )
 
 
-def plot(results, folder):
+def plot(views, folder):
     def training_length(ax):
-        ax.axvline(results["setting"]["train_length"], color="grey", linestyle=":", label="training length")
+        ax.axvline(views[0]["setting"]["train_length"], color="grey", linestyle=":", label="training length")
 
-    return [plot_finals(results, folder, "extrapolation", results["setting"]["lengths"], losses(results),
+    series = {name: (lambda view, name=name: losses(view)[name]) for name in losses(views[0])}
+    return [plot_finals(views, folder, "extrapolation", views[0]["setting"]["lengths"], series,
                         "evaluation length", log_base=2, ylabel="held-out loss", extra=training_length)]
 
 

@@ -9,7 +9,12 @@ one run executes, the claims it tests and its plots.  `run_lab` does the rest:
     build/labs/<name>/<mode>/results.json      setting, device, seconds, every run, every claim
     build/labs/<name>/<mode>/*.png             the lab's plots (matplotlib)
 
-and prints each claim: what the seed says, its figure, ours, and whether it held in this run.
+and prints each claim: what the seed says, its figure, ours, and the verdict.
+
+Every run of a grid is repeated for each seed of the mode (`setting["seeds"]`, at least 3 outside
+the tests), stored as `<run>_s<seed>.json`.  A claim's judge reads one seed's runs at a time (a
+*seed view*: the results of one seed, keyed by the run's own key) and returns its checks; the
+verdict over the seeds is `evidence.summarise`'s.
 """
 
 import json
@@ -28,23 +33,25 @@ import torch
 from .. import corpus, tokens
 from .. import train as loop
 from ..model import Config
-from . import variants
+from . import evidence, variants
 
 MODES = ("tiny", "quick", "full")
-RUN_FORMAT = 2  # what every stored run holds (2: training runs carry final diagnostics)
+RUN_FORMAT = 3  # what every stored run holds (2: final diagnostics; 3: one file per run and seed)
 VOCAB_SIZE = 1200  # seed 003's character vocabulary
 
 
 @dataclass(frozen=True)
 class Claim:
-    """A sentence of a seed that a run can confirm or not.  `judge(results)` returns (our figure
-    as text, held: True / False / None when this run cannot tell)."""
+    """A sentence of a seed that the runs can confirm or not.  `judge(view)` reads one seed's runs
+    and returns (our figures as text, [evidence.Check]); pooled: `judge([view, ...])` reads every
+    seed at once and its checks carry their own intervals (a statistic of the seeds themselves)."""
     key: str
     zh: str
     en: str
     source: str  # where the seed says it, e.g. "seed 003 §2.8"
     seed: str  # the seed's figure, as the seed gives it
     judge: Callable
+    pooled: bool = False
 
 
 @dataclass(frozen=True)
@@ -64,7 +71,7 @@ class Lab:
     runs: Callable  # setting -> [Run]
     execute: Callable  # (run, setting, context) -> result dict (JSON values)
     claims: tuple
-    plot: Callable  # (results, folder) -> [Path]
+    plot: Callable  # ([seed view, ...], folder) -> [Path]
     order: int = 100  # its place in `hero lab list` and the course
     version: int = 1  # bump when a change to `execute` changes what a run stores: older runs are redone
 
@@ -95,16 +102,48 @@ class Report:
     def claims(self):
         return self.results["claims"]
 
+    @property
+    def seeds(self):
+        return self.results["seeds"]
+
+    def view(self, seed=None):
+        """The results of one seed (default: the first), shaped as one seed's grid: runs keyed by
+        their own keys."""
+        return seed_view(self.results, self.seeds[0] if seed is None else seed)
+
+    def views(self):
+        return [self.view(seed) for seed in self.seeds]
+
     def table(self, language="en"):
-        """Each claim: the claim, the seed's figure, ours, and whether it held (en or zh)."""
+        """Each claim: the claim, the seed's figure, ours (the first seed's figures, then every
+        check over the seeds), and the verdict (en or zh)."""
         rows = []
         for claim in self.claims:
-            held = {True: "held" if language == "en" else "成立", False: "not held" if language == "en" else "不成立",
-                    None: "undecided" if language == "en" else "无法判断"}[claim["held"]]
-            rows.append(f"- {claim[language]}\n    {claim['source']}: {claim['seed']}\n"
-                        f"    {'this run' if language == 'en' else '本次运行'} ({self.mode}): {claim['ours']}\n"
-                        f"    → {held}")
+            first = next(iter(claim["per_seed"].items()), None)
+            lines = [f"- {claim[language]}", f"    {claim['source']}: {claim['seed']}"]
+            if first:
+                who = ({"en": "all seeds", "zh": "所有种子"} if first[0] == "all" else
+                       {"en": f"seed {first[0]}", "zh": f"种子 {first[0]}"})[language]
+                lines.append(f"    {who} ({self.mode}): {first[1]}")
+            lines += [f"    {evidence.describe(check)}" for check in claim["checks"]]
+            lines.append(f"    → {verdict_text(claim['verdict'], language)} "
+                         f"({len(self.seeds)} {'seeds' if language == 'en' else '个随机种子'})")
+            rows.append("\n".join(lines))
         return "\n".join(rows)
+
+
+def verdict_text(verdict, language="en"):
+    """A verdict in English or Chinese: held, not held, undecided, undecided: <regime>, not judged."""
+    if language == "en":
+        return verdict
+    head, _, regime = verdict.partition(": ")
+    return evidence.VERDICTS_ZH[head] + (f"：{evidence.REGIMES_ZH[regime]}" if regime else "")
+
+
+def seed_view(results, seed):
+    """The results of one seed: its runs keyed by their own keys, the setting with its seed."""
+    runs = {stored["base"]: stored for stored in results["runs"].values() if stored["seed"] == seed}
+    return {**results, "setting": {**results["setting"], "seed": seed}, "runs": runs, "seeds": [seed]}
 
 
 # --- data ---------------------------------------------------------------------------------
@@ -158,8 +197,9 @@ def train_variant(setting, context, variant=variants.FROZEN, *, keep_model=False
     finite = [v for v in history["val_loss"] if math.isfinite(v)]
     result = {"variant": variant.changes(), "parameters": sum(p.numel() for p in model.parameters()),
               "loss": history["loss"], "grad_norm": history["grad_norm"], "eval_steps": history["eval_steps"],
+              "first_loss": history["loss"][0] if history["loss"] else None,
               "val_loss": history["val_loss"], "final_val": finite[-1] if finite else None,
-              "final_train": sum(history["loss"][-20:]) / max(1, len(history["loss"][-20:])),
+              "final_train": tail_mean(history["loss"]),
               "stopped": history["stopped"], "seconds": history["seconds"]}
     if finite:
         result["diagnostics"] = final_diagnostics(model, s, context)
@@ -209,7 +249,7 @@ def labs_dir():
 
 def _write_json(path, value):
     path.parent.mkdir(parents=True, exist_ok=True)
-    scratch = path.with_suffix(".tmp")
+    scratch = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # one per process: grids of one lab may run side by side
     scratch.write_text(json.dumps(value, ensure_ascii=False, indent=1), encoding="utf-8")
     scratch.replace(path)  # a run interrupted mid-write leaves no half file to resume from
 
@@ -266,10 +306,9 @@ def run_labs(chosen, mode="quick", device="cpu", out=None, progress=True, fresh=
     folders = {lab.name: Path(out) if out else labs_dir() / lab.name / mode for lab in chosen}
     done, jobs, grids = {}, [], {}
     for lab in chosen:
-        setting = lab.settings[mode]
-        grids[lab.name] = lab.runs(setting)
+        grids[lab.name] = seeded_runs(lab.settings[mode], lab.runs)
         done[lab.name] = {}
-        for run in grids[lab.name]:
+        for run, setting in grids[lab.name]:
             stored = None if fresh else _finished(folders[lab.name] / "runs" / f"{run.key}.json", run, setting,
                                                   _stamp(lab), data["source"])
             if stored is not None:
@@ -286,7 +325,8 @@ def run_labs(chosen, mode="quick", device="cpu", out=None, progress=True, fresh=
         log(f"scheduling {len(jobs)} runs {grid.describe(scheduler, address)}")
 
     def finished(job, outcome):
-        stored = {"key": job.run.key, "version": _stamp(job.lab), "params": job.run.params, "setting": job.setting,
+        stored = {"key": job.run.key, "base": job.run.key.rpartition("_s")[0], "seed": job.setting["seed"],
+                  "version": _stamp(job.lab), "params": job.run.params, "setting": job.setting,
                   "result": outcome["result"], "seconds": outcome["seconds"], "device": device,
                   "corpus": data["source"], "threads": outcome["threads"]}
         _write_json(folders[job.lab.name] / "runs" / f"{job.run.key}.json", stored)
@@ -299,7 +339,7 @@ def run_labs(chosen, mode="quick", device="cpu", out=None, progress=True, fresh=
         bar.write(f"run {job.lab.name}/{job.run.key} lost: {message}")
 
     names = ", ".join(lab.name for lab in chosen)
-    unit = "step" if any(run.cost > 1 for runs in grids.values() for run in runs) else "run"  # labs that train count steps
+    unit = "step" if any(run.cost > 1 for runs in grids.values() for run, _ in runs) else "run"  # labs that train count steps
     bar = tqdm(total=sum(job.run.cost for job in jobs), desc=names if len(chosen) == 1 else f"{len(chosen)} labs",
                unit=unit, disable=not progress or not jobs, dynamic_ncols=True, file=sys.stderr)
     try:
@@ -326,27 +366,96 @@ def run_labs(chosen, mode="quick", device="cpu", out=None, progress=True, fresh=
 def _judge(lab, mode, device, folder, data, runs, done, log, table, how):
     """The lab's results.json, claims and plots from its stored runs."""
     setting = lab.settings[mode]
-    results = {"lab": lab.name, "mode": mode, "setting": setting, "device": device, "corpus": data["source"],
-               "baselines": {"uniform": data["uniform"], "unigram": data["unigram"]},
-               "runs": {run.key: done[run.key] for run in runs},
-               "seconds": sum(done[run.key]["seconds"] for run in runs),
+    results = {"lab": lab.name, "mode": mode, "setting": setting, "seeds": setting["seeds"], "device": device,
+               "corpus": data["source"], "baselines": {"uniform": data["uniform"], "unigram": data["unigram"]},
+               "runs": {run.key: done[run.key] for run, _ in runs},
+               "seconds": sum(done[run.key]["seconds"] for run, _ in runs),
                "torch": torch.__version__, "machine": platform.machine(),
-               "threads": max(done[run.key].get("threads") or torch.get_num_threads() for run in runs)}
-    results["claims"] = []
-    for claim in lab.claims:
-        ours, held = claim.judge(results)
-        results["claims"].append({"key": claim.key, "zh": claim.zh, "en": claim.en, "source": claim.source,
-                                  "seed": claim.seed, "ours": ours, "held": held})
+               "threads": max(done[run.key].get("threads") or torch.get_num_threads() for run, _ in runs)}
+    results["claims"] = judge_claims(lab, results)
     folder.mkdir(parents=True, exist_ok=True)
-    plots = [str(path) for path in lab.plot(results, folder)]
+    plots = [str(path) for path in lab.plot([seed_view(results, seed) for seed in results["seeds"]], folder)]
     results["plots"] = plots
     _write_json(folder / "results.json", results)
     report = Report(lab, mode, folder, results, plots)
     if table:
         log(report.table())
     held = sum(c["held"] is True for c in results["claims"])
-    log(f"lab {lab.name} ({mode}): {len(runs)} run{'s' if len(runs) != 1 else ''} {how}; {held} of {len(results['claims'])} claims held; results in {folder}")
+    log(f"lab {lab.name} ({mode}): {len(runs)} run{'s' if len(runs) != 1 else ''} ({len(setting['seeds'])} seeds) {how}; "
+        f"{held} of {len(results['claims'])} claims held; results in {folder}")
     return report
+
+
+def seeded_runs(setting, runs):
+    """[(Run, setting)]: every run of the grid once per seed, keyed `<run>_s<seed>`, with the
+    setting that run executes (its own seed; the list of seeds left out, so that adding a seed
+    reuses the runs already done)."""
+    common = {k: v for k, v in setting.items() if k != "seeds"}
+    return [(Run(f"{run.key}_s{seed}", run.params, run.cost), {**common, "seed": seed})
+            for seed in setting["seeds"] for run in runs(setting)]
+
+
+def judge_claims(lab, results):
+    """Every claim of the lab judged over the seeds of `results`: a list of JSON records."""
+    views = [seed_view(results, seed) for seed in results["seeds"]]
+    found = []
+    for claim in lab.claims:
+        if claim.pooled:
+            ours, checks = claim.judge(views)
+            per_seed, texts = None, {"all": ours}
+        else:
+            judged = [claim.judge(view) for view in views]
+            per_seed, texts, checks = [c for _, c in judged], {str(v["setting"]["seed"]): t for v, (t, _) in zip(views, judged)}, None
+        records, verdict, held = evidence.summarise(per_seed, pooled=checks)
+        found.append({"key": claim.key, "zh": claim.zh, "en": claim.en, "source": claim.source, "seed": claim.seed,
+                      "per_seed": texts, "checks": records, "verdict": verdict, "held": held})
+    return found
+
+
+# the committed results: hero_transformer/labs/results/<mode>/<lab>.json, what `hero lab report`
+# and docs/labs.md's claims table are made from on a fresh clone (written by `hero lab record`)
+RECORDED = Path(__file__).resolve().parent / "results"
+CURVES = ("loss", "grad_norm")  # per-step series: left out of a record (the plots need them, the verdicts do not)
+
+
+def record(lab, mode):
+    """Copy lab's finished results in `mode` (build/labs) into the committed folder, without the
+    per-step curves and the verdicts (a report judges the runs again with the current claims).
+    Returns the record's path."""
+    report = load_report(lab, mode)
+    if report is None:
+        raise FileNotFoundError(f"no finished {mode} results of {lab.name} under {labs_dir()}: "
+                                f"run `hero lab run {lab.name} --{mode}` first")
+    if report.results.get("setting") != lab.settings[mode] or "seeds" not in report.results:
+        raise ValueError(f"the {mode} results of {lab.name} were made with another setting than the lab's: "
+                         f"run `hero lab run {lab.name} --{mode}` again")
+    results = {k: v for k, v in report.results.items() if k not in ("plots", "claims")}
+    results["runs"] = {key: {**stored, "result": compact(stored["result"])} for key, stored in results["runs"].items()}
+    path = RECORDED / mode / f"{lab.name}.json"
+    _write_json(path, results)
+    return path
+
+
+def compact(result):
+    """A run's result without its per-step curves, keeping the final gradient norm they give."""
+    kept = {k: v for k, v in result.items() if k not in CURVES}
+    if "grad_norm" in result:
+        kept["final_grad_norm"] = final_grad_norm(result)
+    return kept
+
+
+def load_recorded(lab, mode):
+    """The committed results of lab in `mode`, judged now, as a Report (without plots); None
+    when there are none or they were made with another setting than the lab's current one."""
+    path = RECORDED / mode / f"{lab.name}.json"
+    try:
+        results = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if results.get("setting") != lab.settings[mode]:
+        return None
+    results["claims"] = judge_claims(lab, results)
+    return Report(lab, mode, path.parent, results, [])
 
 
 def load_report(lab, mode="quick", out=None):
@@ -418,11 +527,11 @@ def save(fig, folder, name):
 # for the tests
 SIZES = {
     "tiny": {"d_model": 16, "n_heads": 2, "d_ff": 32, "block_size": 16, "batch_size": 4, "n_layers": 2,
-             "steps": 4, "warmup_steps": 1, "max_lr": 3e-3, "eval_every": 4, "seed": 0},
+             "steps": 4, "warmup_steps": 1, "max_lr": 3e-3, "eval_every": 4, "seeds": [0, 1]},
     "quick": {"d_model": 64, "n_heads": 4, "d_ff": 128, "block_size": 64, "batch_size": 16, "n_layers": 6,
-              "steps": 300, "warmup_steps": 25, "max_lr": 3e-3, "eval_every": 100, "seed": 0},
+              "steps": 300, "warmup_steps": 25, "max_lr": 3e-3, "eval_every": 100, "seeds": [0, 1, 2]},
     "full": {"d_model": 128, "n_heads": 4, "d_ff": 256, "block_size": 64, "batch_size": 32, "n_layers": 12,
-             "steps": 1200, "warmup_steps": 100, "max_lr": 3e-3, "eval_every": 100, "seed": 0},
+             "steps": 1200, "warmup_steps": 100, "max_lr": 3e-3, "eval_every": 100, "seeds": [0, 1, 2]},
 }
 
 
@@ -444,23 +553,42 @@ def execute_training(run, setting, context):
     return result
 
 
-def stalled(value, baseline, healthy):
-    """True when `value` stopped near `baseline` compared with how far a healthy run got below
-    it: within 40% of the healthy run's distance.  Relative, so that the seed's own figures (its
-    stalled runs sit 0.3 below its unigram figure, its healthy ones 1.4) and ours are judged
-    alike."""
-    if value is None or healthy is None or healthy >= baseline:
-        return False
-    return baseline - value < 0.4 * (baseline - healthy)
+def stalled(name, value, baseline, healthy):
+    """Checks that `value` stopped near `baseline` compared with how far a healthy run got below
+    it: within 40% of the healthy run's distance (relative, so that the seed's own figures, its
+    stalled runs 0.3 below its unigram figure and its healthy ones 1.4, and ours are judged
+    alike), given that the healthy run trained (the regime the claim is about)."""
+    share = None if value is None or healthy is None or healthy >= baseline else (baseline - value) / (baseline - healthy)
+    return [evidence.trained(f"{name}, healthy run", healthy, baseline),
+            evidence.less(f"{name}: stalled run's distance below unigram / healthy run's", share, 0.4)]
+
+
+def tail_mean(values, window=20):
+    """The mean of the last `window` values: a final figure that one noisy step does not set."""
+    tail = values[-window:]
+    return sum(tail) / len(tail) if tail else None
+
+
+def final_grad_norm(result):
+    """A training run's gradient norm over its last 20 steps (a record keeps it, not the curve)."""
+    return result["final_grad_norm"] if "final_grad_norm" in result else tail_mean(result["grad_norm"])
 
 
 def fmt(value, digits=3):
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def plot_curves(results, folder, name, keys, labels=None, title=None, style=None):
-    """Training loss (smoothed) of the runs `keys` and their held-out points, with the baselines.
-    style(key) -> matplotlib line options, e.g. a colour per depth and a dash per placement."""
+def mean_of(values):
+    """The mean of the values that are not None (a diverged run has no final loss), or nan."""
+    finite = [v for v in values if v is not None]
+    return sum(finite) / len(finite) if finite else math.nan
+
+
+def plot_curves(views, folder, name, keys, labels=None, title=None, style=None):
+    """Training loss (smoothed) of the runs `keys` of the first seed and their held-out points,
+    with the baselines.  style(key) -> matplotlib line options, e.g. a colour per depth and a dash
+    per placement."""
+    results = views[0]
     fig, (ax,) = figure()
     for i, key in enumerate(keys):
         result = results["runs"][key]["result"]
@@ -471,18 +599,24 @@ def plot_curves(results, folder, name, keys, labels=None, title=None, style=None
     baselines(ax, results)
     ax.set_xlabel("step")
     ax.set_ylabel("loss (nats); dots: held-out")
-    ax.set_title(title or name)
+    ax.set_title(f"{title or name} (seed {results['setting']['seed']})")
     ax.legend(fontsize=7)
     return save(fig, folder, name)
 
 
-def plot_finals(results, folder, name, xs, series, xlabel, log_base=None, title=None, ylabel="final held-out loss",
+def plot_finals(views, folder, name, xs, series, xlabel, log_base=None, title=None, ylabel="final held-out loss",
                 extra=None):
-    """Final figures against a grid axis: one line per {label: values}, with the unigram baseline;
+    """Final figures against a grid axis: one line per label, the mean over the seeds with each
+    seed's value as a dot, and the unigram baseline.  series: {label: fn(view) -> [value per x]}.
     `log_base` 2 puts the grid values as ticks on a log2 axis, 10 a plain log axis."""
+    results = views[0]
     fig, (ax,) = figure()
-    for (label, values), marker in zip(series.items(), ("o-", "s-", "^-", "v-", "D-", "x-")):
-        ax.plot(xs, values, marker, label=label)
+    for (label, values_of), marker in zip(series.items(), ("o-", "s-", "^-", "v-", "D-", "x-")):
+        per_seed = [values_of(view) for view in views]
+        means = [mean_of([values[i] for values in per_seed]) for i in range(len(xs))]
+        line, = ax.plot(xs, means, marker, label=f"{label} (mean of {len(views)} seeds)")
+        for values in per_seed:
+            ax.plot(xs, [math.nan if v is None else v for v in values], ".", color=line.get_color(), alpha=0.5)
     if extra:
         extra(ax)
     ax.axhline(results["baselines"]["unigram"], color="grey", linestyle="--", label="unigram")

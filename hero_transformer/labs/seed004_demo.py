@@ -9,6 +9,7 @@ code that builds nn modules without an init function gets."""
 import torch
 
 from . import variants
+from .evidence import equal, within
 from .runner import Claim, Lab, Run, config, sample_batch, settings
 
 # seed 004's block: d_ff = 4 d; its sizes are not given, so the course's width with 4 d
@@ -20,7 +21,7 @@ INITS = ("course", "pytorch")
 
 
 def runs(setting):
-    return [Run(f"{init}_seed{seed}", {"init": init, "seed": seed}) for init in INITS for seed in setting["seeds"]]
+    return [Run(init, {"init": init}) for init in INITS]
 
 
 def stack(setting, data, placement, init, seed, device):
@@ -33,11 +34,11 @@ def stack(setting, data, placement, init, seed, device):
 
 def execute(run, setting, context):
     data = context.data
-    idx, targets = sample_batch(data, setting["block_size"], setting["batch_size"], run.params["seed"], context.device)
+    idx, targets = sample_batch(data, setting["block_size"], setting["batch_size"], setting["seed"], context.device)
     found = {}
     for placement in ("pre", "post"):
         # the same seed draws the same weights: the two stacks differ only in where the norms sit
-        model = stack(setting, data, placement, run.params["init"], run.params["seed"], context.device)
+        model = stack(setting, data, placement, run.params["init"], setting["seed"], context.device)
         out = model(idx, targets)
         out.loss.backward()
         found[placement] = {"embedding_grad_norm": model.token_embedding.weight.grad.norm().item(),
@@ -48,20 +49,19 @@ def execute(run, setting, context):
             "outputs_equal": same_output}
 
 
-def judge_ratio(results):
-    parts, held = [], True
-    for init in INITS:
-        ratios = [r["result"]["ratio"] for r in results["runs"].values() if r["params"]["init"] == init]
-        parts.append(f"{init} init {min(ratios):.2f}× to {max(ratios):.2f}×")
-        held = held and all(5 <= r <= 20 for r in ratios)
-    return f"pre/post embedding gradient norm: {'; '.join(parts)} ({len(ratios)} seeds each)", held
+def judge_ratio(view):
+    """An order of magnitude: 5-20× (halfway to one order below and above 10×), under either init."""
+    ratios = {init: view["runs"][init]["result"]["ratio"] for init in INITS}
+    return (f"pre/post embedding gradient norm: {'; '.join(f'{init} init {r:.2f}×' for init, r in ratios.items())}",
+            [c for init, r in ratios.items() for c in within(f"{init} init: pre/post", r, 5, 20)])
 
 
-def judge_shapes(results):
-    first = next(iter(results["runs"].values()))["result"]
-    same = all(r["result"]["pre"]["output_shape"] == r["result"]["post"]["output_shape"] and not r["result"]["outputs_equal"]
-               for r in results["runs"].values())
-    return f"both {first['pre']['output_shape']}; outputs differ: {same}", same
+def judge_shapes(view):
+    runs = [view["runs"][init]["result"] for init in INITS]
+    same = all(r["pre"]["output_shape"] == r["post"]["output_shape"] for r in runs)
+    differ = all(not r["outputs_equal"] for r in runs)
+    return (f"both {runs[0]['pre']['output_shape']}; outputs differ: {differ}",
+            [equal("shapes equal (1: yes)", float(same), 1.0), equal("outputs differ (1: yes)", float(differ), 1.0)])
 
 
 CLAIMS = (
@@ -74,24 +74,21 @@ CLAIMS = (
 )
 
 
-def plot(results, folder):
+def plot(views, folder):
     from .runner import figure, save
 
     fig, axes = figure(columns=len(INITS))
+    seeds = [view["setting"]["seed"] for view in views]
     for ax, init in zip(axes, INITS):
-        chosen = [r for r in results["runs"].values() if r["params"]["init"] == init]
-        seeds = [r["params"]["seed"] for r in chosen]
+        chosen = [view["runs"][init]["result"] for view in views]
         width = 0.4
-        ax.bar([s - width / 2 for s in seeds], [r["result"]["pre"]["embedding_grad_norm"] for r in chosen], width,
-               label="pre-LN")
-        ax.bar([s + width / 2 for s in seeds], [r["result"]["post"]["embedding_grad_norm"] for r in chosen], width,
-               label="post-LN")
+        ax.bar([s - width / 2 for s in seeds], [r["pre"]["embedding_grad_norm"] for r in chosen], width, label="pre-LN")
+        ax.bar([s + width / 2 for s in seeds], [r["post"]["embedding_grad_norm"] for r in chosen], width, label="post-LN")
         ax.set_xticks(seeds)
         ax.set_xlabel("seed (same weights and input for both stacks)")
         ax.set_ylabel("embedding gradient norm")
         ax.set_title(f"6 layers, one backward pass, {init} init")
-        ax.set_ylim(0, 1.3 * max(max(r["result"]["pre"]["embedding_grad_norm"], r["result"]["post"]["embedding_grad_norm"])
-                                 for r in chosen))
+        ax.set_ylim(0, 1.3 * max(max(r["pre"]["embedding_grad_norm"], r["post"]["embedding_grad_norm"]) for r in chosen))
         ax.legend(loc="upper right", ncols=2)
     return [save(fig, folder, "embedding_gradients")]
 

@@ -9,6 +9,7 @@ import torch
 
 from .. import model as frozen
 from . import diagnostics, variants
+from .evidence import equal, less, more, seed_config, within
 from .runner import Claim, Lab, Run, fmt, plot_curves, sample_batch, settings, train_variant
 
 # eps 0.1: the largest of the seed's own eps table (§2.15.1)
@@ -74,50 +75,56 @@ def show_eps_table():
     return "; ".join(f"eps {eps:g}: {v[0]:+.4f} ×3, {v[3]:+.4f}" for eps, v in eps_table().items())
 
 
-def judge_eps_flattens(results):
-    largest = [max(abs(x) for x in values) for values in eps_table().values()]
-    return show_eps_table(), all(b < a for a, b in zip(largest, largest[1:]))
+def judge_eps_flattens(view):
+    largest = {eps: max(abs(x) for x in values) for eps, values in eps_table().items()}
+    pairs = list(largest.items())
+    return show_eps_table(), [less(f"largest |output| at eps {b:g} − at {a:g}", y - x, 0)
+                              for (a, x), (b, y) in zip(pairs, pairs[1:])]
 
 
-def judge_eps_figures(results):
+def judge_eps_figures(view):
     table = eps_table()
-    matches = all(abs(abs(table[eps][0]) - seed) < 0.01 and abs(abs(table[eps][1]) - seed) < 0.01
-                  for eps, seed in SEED_EPS_TABLE.items())
-    return show_eps_table(), matches
+    off = max(abs(abs(table[eps][i]) - seed) for eps, seed in SEED_EPS_TABLE.items() for i in (0, 1))
+    return show_eps_table(), [less("largest distance of a first-two component from the seed's figure", off, 0.01)]
 
 
-def judge_eps_train(results):
-    course, large = final(results, "course"), final(results, "eps_too_large")
-    return (f"eps {results['setting']['eps_too_large']:g}: {fmt(large)} against {fmt(course)}",
-            large is not None and math.isfinite(large) and large > course)
+def judge_eps_train(view):
+    course, large = final(view, "course"), final(view, "eps_too_large")
+    finite = large is not None and math.isfinite(large)
+    return (f"eps {view['setting']['eps_too_large']:g}: {fmt(large)} against {fmt(course)}",
+            [equal("the eps-too-large run ends finite (1: yes)", 1.0 if finite else 0.0, 1.0),
+             more("eps too large − course model", large - course if finite and course is not None else None, 0)])
 
 
-def judge_ln_f_scale(results):
-    r = results["runs"]["course"]["result"]
+def judge_ln_f_scale(view):
+    """The seed's figure is for its 12-layer model: judged on that depth only (mode full)."""
+    r = view["runs"]["course"]["result"]
     ratio = r["logit_std_without_ln_f"] / r["logit_std"]
-    return (f"logit std without ln_f / with: {ratio:.1f}× (the trained course model; judged held in 3-5.3×)",
-            3 <= ratio <= 16 / 3)
+    return (f"logit std without ln_f / with: {ratio:.1f}× (the trained course model, {view['setting']['n_layers']} layers)",
+            [seed_config(view["mode"]), *within("logit std without ln_f / with", ratio, 3, 16 / 3)])
 
 
-def judge_after_head(results):
-    run, uniform = results["runs"]["norm_after_head"]["result"], results["baselines"]["uniform"]
+def judge_after_head(view):
+    run, uniform = view["runs"]["norm_after_head"]["result"], view["baselines"]["uniform"]
     value = run["final_val"]
-    first = run["loss"][0] if run["loss"] else None
+    first = run["first_loss"]
     return (f"first step {fmt(first)}, held-out at the end {fmt(value)} (uniform ln V {uniform:.3f})",
-            value is not None and abs(value - uniform) < 0.1)
+            [less("|held-out at the end − ln V|", None if value is None else abs(value - uniform), 0.1)])
 
 
-def judge_relu(results):
-    gelu = max(results["runs"]["course"]["result"]["dead_slots"])
-    relu = max(results["runs"]["relu"]["result"]["dead_slots"])
-    return f"never-active slots, worst layer: ReLU {relu:.1%}, GELU {gelu:.1%}", relu > gelu
+def judge_relu(view):
+    gelu = max(view["runs"]["course"]["result"]["dead_slots"])
+    relu = max(view["runs"]["relu"]["result"]["dead_slots"])
+    return (f"never-active slots, worst layer: ReLU {relu:.1%}, GELU {gelu:.1%}",
+            [more("never-active share, worst layer: ReLU − GELU", relu - gelu, 0)])
 
 
-def judge_time_axis(results):
-    r, course = results["runs"]["time_axis_norm"]["result"], final(results, "course")
+def judge_time_axis(view):
+    r, course = view["runs"]["time_axis_norm"]["result"], final(view, "course")
+    worse = None if None in (r["final_val"], course) else r["final_val"] - course
     return (f"held-out {fmt(r['final_val'])} against {fmt(course)}; changing the last token moves earlier "
-            f"logits by up to {r['future_leak']:.3g} (course model: {results['runs']['course']['result']['future_leak']:.3g})",
-            r["final_val"] is not None and r["final_val"] > course)
+            f"logits by up to {r['future_leak']:.3g} (course model: {view['runs']['course']['result']['future_leak']:.3g})",
+            [more("time-axis norm − course model", worse, 0)])
 
 
 CLAIMS = (
@@ -146,8 +153,8 @@ CLAIMS = (
 )
 
 
-def plot(results, folder):
-    return [plot_curves(results, folder, "curves", list(CASES), title="the failure-mode catalogue")]
+def plot(views, folder):
+    return [plot_curves(views, folder, "curves", list(CASES), title="the failure-mode catalogue")]
 
 
 LAB = Lab("failure_modes", "失败模式目录", "the failure-mode catalogue (eps, ln_f, axis, norm after head, ReLU)",

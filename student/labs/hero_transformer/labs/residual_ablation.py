@@ -1,5 +1,6 @@
 """Seed 003 §2.7 (experiment 3): residual connections on and off at 2, 4 and 12 layers."""
 
+from .evidence import less, more, seed_config
 from .runner import Claim, Lab, execute_training, fmt, one, plot_curves, plot_finals, settings, stalled, training_run
 
 # seed: 600 steps, everything else as experiment 1 (pre-LN, lr 3e-3, warmup 100, no scaled init)
@@ -17,29 +18,29 @@ def finals(results, residual):
     return [one(results, residual=residual, n_layers=d)["final_val"] for d in results["setting"]["depths"]]
 
 
-def judge_same(results):
-    without = finals(results, False)
-    if None in without:
-        return "a run diverged", False
-    spread = max(without) - min(without)
-    return f"without residuals {' / '.join(fmt(v) for v in without)}: spread {spread:.3f}", spread < 0.05
+def judge_same(view):
+    without = finals(view, False)
+    spread = None if None in without else max(without) - min(without)
+    return (f"without residuals {' / '.join(fmt(v) for v in without)}: spread {fmt(spread)}",
+            [less("spread over depths without residuals", spread, 0.05)])
 
 
-def judge_two_layers(results):
-    depth = results["setting"]["depths"][0]
-    without = one(results, residual=False, n_layers=depth)["final_val"]
-    with_residuals = one(results, residual=True, n_layers=depth)["final_val"]
-    unigram = results["baselines"]["unigram"]
+def judge_two_layers(view):
+    depth = view["setting"]["depths"][0]
+    without = one(view, residual=False, n_layers=depth)["final_val"]
+    with_residuals = one(view, residual=True, n_layers=depth)["final_val"]
+    unigram = view["baselines"]["unigram"]
     return (f"{depth} layers without residuals: {fmt(without)}, with: {fmt(with_residuals)} (unigram {unigram:.3f})",
-            stalled(without, unigram, with_residuals))
+            stalled(f"L{depth}", without, unigram, with_residuals))
 
 
-def judge_gap(results):
-    pairs = list(zip(finals(results, True), finals(results, False)))
-    if any(None in pair for pair in pairs):
-        return "a run diverged", False
-    gaps = [b - a for a, b in pairs]
-    return f"gaps {' / '.join(fmt(g) for g in gaps)}", all(g > 0.5 for g in gaps)
+def judge_gap(view):
+    """The seed's gap is a size (0.9 nat after 600 steps of its 128-wide model): judged on the
+    seed's configuration only, where a model with residuals can get that far below the baseline."""
+    pairs = list(zip(finals(view, True), finals(view, False)))
+    gaps = [None if None in pair else pair[1] - pair[0] for pair in pairs]
+    return (f"gaps {' / '.join(fmt(g) for g in gaps)}",
+            [seed_config(view["mode"]), *[more(f"gap at L{d}", g, 0.5) for d, g in zip(view["setting"]["depths"], gaps)]])
 
 
 CLAIMS = (
@@ -54,12 +55,12 @@ CLAIMS = (
 )
 
 
-def plot(results, folder):
-    depths = results["setting"]["depths"]
-    series = {"with residuals": finals(results, True), "without": finals(results, False)}
+def plot(views, folder):
+    depths = views[0]["setting"]["depths"]
+    series = {"with residuals": lambda view: finals(view, True), "without": lambda view: finals(view, False)}
     keys = [f"{r}_L{d}" for d in depths for r in ("res", "nores")]
-    return [plot_finals(results, folder, "final_by_depth", depths, series, "layers"),
-            plot_curves(results, folder, "curves", keys)]
+    return [plot_finals(views, folder, "final_by_depth", depths, series, "layers"),
+            plot_curves(views, folder, "curves", keys)]
 
 
 LAB = Lab("residual_ablation", "残差消融", "residual ablation (with / without, 2 / 4 / 12 layers)",

@@ -1,5 +1,6 @@
 """Seed 003 §2.9.3 (figure 2.3): warmup 0, 100 and 400 steps at lr 3e-3, both placements."""
 
+from .evidence import less, trained
 from .runner import Claim, Lab, execute_training, fmt, one, plot_curves, settings, stalled, training_run
 
 # the seed's warmups are 0, 1/12 and 1/3 of its 1,200 steps; quick keeps the fractions of 300
@@ -17,18 +18,22 @@ def finals(results, placement):
     return [one(results, placement=placement, warmup_steps=w)["final_val"] for w in results["setting"]["warmups"]]
 
 
-def judge_post_stuck(results):
+def judge_post_stuck(view):
     """Held when every warmup leaves post-LN stalled and the warmups differ by under 0.05."""
-    post, pre, unigram = finals(results, "post"), finals(results, "pre"), results["baselines"]["unigram"]
-    ours = f"post-LN {' / '.join(fmt(v) for v in post)} (unigram {unigram:.3f})"
-    if None in post:
-        return ours, False
-    return ours, max(post) - min(post) < 0.05 and all(stalled(p, unigram, h) for p, h in zip(post, pre))
+    post, pre, unigram = finals(view, "post"), finals(view, "pre"), view["baselines"]["unigram"]
+    spread = None if None in post else max(post) - min(post)
+    checks = [less("post-LN spread over warmups", spread, 0.05)]
+    for w, p, h in zip(view["setting"]["warmups"], post, pre):
+        checks += stalled(f"warmup {w}", p, unigram, h)
+    return f"post-LN {' / '.join(fmt(v) for v in post)} (unigram {unigram:.3f})", checks
 
 
-def judge_pre_improves(results):
-    pre = finals(results, "pre")
-    return f"pre-LN {' → '.join(fmt(v) for v in pre)}", None not in pre and all(b < a for a, b in zip(pre, pre[1:]))
+def judge_pre_improves(view):
+    pre, warmups, unigram = finals(view, "pre"), view["setting"]["warmups"], view["baselines"]["unigram"]
+    checks = [trained(f"pre-LN warmup {w}", v, unigram) for w, v in zip(warmups, pre)]
+    checks += [less(f"pre-LN warmup {b} − {a}", None if None in (x, y) else y - x, 0)
+               for a, b, x, y in zip(warmups, warmups[1:], pre, pre[1:])]
+    return f"pre-LN {' → '.join(fmt(v) for v in pre)}", checks
 
 
 CLAIMS = (
@@ -41,9 +46,9 @@ CLAIMS = (
 )
 
 
-def plot(results, folder):
-    keys = [f"{p}_w{w}" for w in results["setting"]["warmups"] for p in ("pre", "post")]
-    return [plot_curves(results, folder, "curves", keys, title="warmup steps at lr 3e-3")]
+def plot(views, folder):
+    keys = [f"{p}_w{w}" for w in views[0]["setting"]["warmups"] for p in ("pre", "post")]
+    return [plot_curves(views, folder, "curves", keys, title="warmup steps at lr 3e-3")]
 
 
 LAB = Lab("warmup", "warmup 的长短", "warmup length (the seed's 0 / 100 / 400 of 1,200 steps)",
