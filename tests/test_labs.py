@@ -137,6 +137,42 @@ def test_unscaled_init_multiplies_only_the_residual_writers_back():
         torch.testing.assert_close(b, a * factor, msg=name)
 
 
+def test_norm_none_removes_every_norm_and_block_norm_adds_one_before_every_block():
+    d, n = CFG.d_model, CFG.n_layers
+    _, frozen_lab = frozen_and_lab()
+    _, bare = frozen_and_lab(Variant(norm="none"))
+    norms = (variants.frozen.LayerNorm, variants.RMSNorm)
+    assert not any(isinstance(m, norms) for m in bare.modules())
+    assert sum(p.numel() for p in frozen_lab.parameters()) - sum(p.numel() for p in bare.parameters()) == (4 * n + 2) * d
+    _, stacked = frozen_and_lab(Variant(block_norm=True))
+    assert sum(p.numel() for p in stacked.parameters()) - sum(p.numel() for p in frozen_lab.parameters()) == 2 * n * d
+    seen = []
+    hooks = [block.register_forward_pre_hook(lambda module, args: seen.append(args[0])) for block in stacked.blocks]
+    stacked(batch()[0])
+    for hook in hooks:
+        hook.remove()
+    for stream in seen:  # every block reads a normalised stream: mean 0, std 1 at every position (eps aside)
+        torch.testing.assert_close(stream.mean(-1), torch.zeros(stream.shape[:-1]), atol=1e-5, rtol=0)
+        torch.testing.assert_close(stream.std(-1, unbiased=False), torch.ones(stream.shape[:-1]), atol=0.05, rtol=0)
+
+
+def test_without_positions_one_layer_reads_its_prefix_as_a_bag_and_two_layers_do_not():
+    idx, _ = batch()
+    shuffled = idx.clone()
+    shuffled[:, :-1] = idx[:, :-1].flip(1)  # the same earlier tokens in another order, the last one kept
+
+    def last_logits(n_layers, positions, tokens):
+        cfg = Config(**{**CFG.__dict__, "n_layers": n_layers})
+        model = variants.build(cfg, Variant(positions=positions), seed=0)
+        return model(tokens).logits[:, -1]
+
+    assert not hasattr(variants.build(CFG, Variant(positions="none")), "position_embedding")
+    torch.testing.assert_close(last_logits(1, "none", idx), last_logits(1, "none", shuffled), rtol=1e-5, atol=1e-5)
+    # a second layer reads each earlier position's own prefix, whose length the causal mask gives away
+    assert not torch.allclose(last_logits(2, "none", idx), last_logits(2, "none", shuffled), atol=1e-5)
+    assert not torch.allclose(last_logits(1, "learned", idx), last_logits(1, "learned", shuffled), atol=1e-5)
+
+
 def test_time_axis_norm_leaks_the_future_and_feature_norm_does_not():
     idx, _ = batch()
     changed = idx.clone()
@@ -424,7 +460,7 @@ def test_a_record_is_judged_again_by_the_report_and_refused_when_the_setting_cha
 
 def test_the_committed_records_reproduce_the_claims_table_in_docs_labs_md():
     """docs/labs.md carries `hero lab report`'s output: the committed runs judged by today's claims."""
-    table = labs.claims_markdown()
+    table = labs.report_markdown()
     docs = (registry.REPO_ROOT / "docs" / "labs.md").read_text(encoding="utf-8")
     assert table in docs, "docs/labs.md is stale: paste the output of `hero lab report` into it"
 
