@@ -324,7 +324,7 @@ def _lab(args):
         if args.build and not any(labs.saved_any(name) for name in labs.all_labs()):
             print(f"hero lab report: no saved results under {labs.labs_dir()}; run `hero lab run NAME --quick` first "
                   f"(every row below says 'not run')", file=sys.stderr)
-        print(labs.claims_markdown(source="build" if args.build else "recorded"), end="")
+        print(labs.report_markdown(source="build" if args.build else "recorded"), end="")
         return 0
     if args.action == "list":
         from hero_transformer.labs import runner
