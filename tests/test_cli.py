@@ -260,16 +260,16 @@ def test_lab_times_refuses_a_file_off_its_schema_and_a_measurement_of_another_se
     monkeypatch.setattr(lab_times, "MEASURED", bad)
     lab_times.measured.cache_clear()
     try:
-        broken = {**good, "labs": {"depth_placement": {"quick": {**good["labs"]["depth_placement"]["quick"],
+        broken = {**good, "labs": {"depth_placement": {"full": {**good["labs"]["depth_placement"]["full"],
                                                                   "seconds": -1}}}}
         bad.write_text(json.dumps(broken), encoding="utf-8")
         with pytest.raises(ValueError, match="lab_times.json"):
             lab_times.measured()
         lab_times.measured.cache_clear()
-        other = {**good["labs"]["depth_placement"]["quick"], "setting": {**lab.settings["quick"], "steps": 1}}
-        bad.write_text(json.dumps({**good, "labs": {"depth_placement": {"quick": other}}}), encoding="utf-8")
+        other = {**good["labs"]["depth_placement"]["full"], "setting": {**lab.settings["full"], "steps": 1}}
+        bad.write_text(json.dumps({**good, "labs": {"depth_placement": {"full": other}}}), encoding="utf-8")
         monkeypatch.setenv("HERO_LABS_DIR", str(tmp_path / "labs"))
-        assert lab_times.describe(lab, "quick") == "time not measured"
+        assert lab_times.describe(lab, "full") == "time not measured"  # depth_placement has no full record
     finally:
         lab_times.measured.cache_clear()
 

@@ -80,6 +80,29 @@ def _combine(values):
     return first if all(v == first for v in values) else values
 
 
+SIZE_KEYS = ("n_layers", "d_model", "n_heads", "d_ff", "batch_size", "block_size", "steps", "warmup_steps", "max_lr",
+             "eval_every", "seeds")
+
+
+def describe_setting(setting, trains=True):
+    """One mode's setting in a line: the model, the training, the seeds, then the lab's own grid."""
+    s = setting
+    line = f"{s['n_layers']}L d{s['d_model']} h{s['n_heads']} f{s['d_ff']} B{s['batch_size']} T{s['block_size']}, "
+    line += f"{s['steps']} steps (warmup {s['warmup_steps']}), lr {s['max_lr']:g}" if trains else "no training"
+    line += f"; seeds {s['seeds']}"
+    own = [f"{key} {value}" for key, value in s.items() if key not in SIZE_KEYS]
+    return line + "".join(f"; {part}" for part in own)
+
+
+def settings_markdown(modes=("quick", "full")):
+    """Every lab's setting per mode, as a markdown table (part of `hero lab report`)."""
+    rows = ["| lab | " + " | ".join(modes) + " |", "|" + "---|" * (len(modes) + 1)]
+    for lab in all_labs().values():
+        trains = any(run.cost > 1 for run in lab.runs(lab.settings[modes[0]]))
+        rows.append(f"| {lab.name} | " + " | ".join(describe_setting(lab.settings[m], trains) for m in modes) + " |")
+    return "\n".join(rows) + "\n"
+
+
 def claims_markdown(modes=("quick", "full"), source="recorded"):
     """A markdown table of every lab's claims: the seed's figure, then for each mode the number of
     seeds, every check over them (mean ± seed-to-seed sd [95% interval] against the claim) and the
@@ -114,3 +137,9 @@ def claims_markdown(modes=("quick", "full"), source="recorded"):
     timing = ["| lab | mode | seeds | runs | time (sum of runs) | device | corpus | threads |",
               "|---|---|---|---|---|---|---|---|", *runs]
     return "\n".join(rows) + "\n\n" + "\n".join(timing) + "\n"
+
+
+def report_markdown(source="recorded"):
+    """What `hero lab report` prints and docs/labs.md carries: every lab's settings, then every
+    claim judged, then each result's time."""
+    return f"### Settings\n\n{settings_markdown()}\n### Claims\n\n{claims_markdown(source=source)}"

@@ -7,7 +7,7 @@ thing at a time, so `LabLM(cfg, Variant(...))` rebuilds the same model from the 
 | field          | default (= the frozen model) | other settings                                    |
 |----------------|------------------------------|---------------------------------------------------|
 | placement      | "pre"                        | "post": LN after each residual sum (seed 004)     |
-| norm           | "layer"                      | "rms": RMSNorm, statistics in float32             |
+| norm           | "layer"                      | "rms": RMSNorm, statistics in float32; "none": no norm anywhere |
 | norm_axis      | "feature"                    | "time": the wrong axis (failure-mode catalogue)   |
 | eps            | 1e-5                         | any (ε too large)                                 |
 | residual       | True                         | False: each sublayer replaces the stream          |
@@ -15,9 +15,10 @@ thing at a time, so `LabLM(cfg, Variant(...))` rebuilds the same model from the 
 | ffn_bias       | True                         | False: no biases in the FFN                       |
 | final_norm     | "before_head"                | "none", "twice" (an extra LN), "after_head"       |
 | activation     | "gelu"                       | "relu"                                            |
-| positions      | "learned"                    | "rope"; "rope_ntk": RoPE whose base grows past `train_length` |
+| positions      | "learned"                    | "rope"; "rope_ntk": RoPE whose base grows past `train_length`; "none" |
 | position_limit | None                         | n: learned positions >= n read row n-1 (seed 003's clamp) |
 | scaled_init    | True                         | False: the residual writers keep std 0.02         |
+| block_norm     | False                        | True: a norm on the stream before every block (seed 003 §2.15.6) |
 
 With the defaults the parameter names, shapes, initial values and outputs are the frozen
 model's (tests/test_labs.py proves it).  `forward(..., collect=True)` also returns the residual
@@ -36,9 +37,10 @@ from torch import nn
 from .. import model as frozen
 
 PLACEMENTS = ("pre", "post")
-NORMS = ("layer", "rms")
+NORMS = ("layer", "rms", "none")
 FINAL_NORMS = ("before_head", "none", "twice", "after_head")
-POSITIONS = ("learned", "rope", "rope_ntk")
+POSITIONS = ("learned", "rope", "rope_ntk", "none")
+ROPES = ("rope", "rope_ntk")
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ class Variant:
     train_length: Optional[int] = None  # RoPE-NTK: the context length trained on
     position_limit: Optional[int] = None  # learned: positions from here on read the row before it
     scaled_init: bool = True
+    block_norm: bool = False
 
     def __post_init__(self):
         for name, allowed in (("placement", PLACEMENTS), ("norm", NORMS), ("norm_axis", ("feature", "time")),
@@ -105,6 +108,8 @@ class TimeAxisLayerNorm(frozen.LayerNorm):
 
 
 def make_norm(d_model, variant):
+    if variant.norm == "none":
+        return nn.Identity()
     if variant.norm == "rms":
         return RMSNorm(d_model, variant.eps)
     kind = TimeAxisLayerNorm if variant.norm_axis == "time" else frozen.LayerNorm
@@ -146,7 +151,7 @@ class LabAttention(frozen.CausalSelfAttention):
         width = x.shape[-1]
         q, k, v = (self.split_heads(t) for t in self.qkv(x).split(width, dim=-1))
         past_length = 0 if past_key_value is None else past_key_value[0].shape[2]
-        if self.variant.positions != "learned":
+        if self.variant.positions in ROPES:
             q, k = apply_rope(q, past_length, self.variant), apply_rope(k, past_length, self.variant)
         if past_key_value is not None:
             k = torch.cat([past_key_value[0], k], dim=2)
@@ -222,6 +227,8 @@ class LabLM(nn.Module):
             self.position_embedding = nn.Embedding(cfg.block_size, cfg.d_model)
         self.dropout = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(LabBlock(cfg, variant) for _ in range(cfg.n_layers))
+        if variant.block_norm:  # seed 003 §2.15.6's "writing B": a norm on the identity path before every block
+            self.block_norms = nn.ModuleList(make_norm(cfg.d_model, variant) for _ in range(cfg.n_layers))
         if variant.final_norm != "none":
             self.ln_f = make_norm(cfg.d_model, variant)
         if variant.final_norm == "twice":
@@ -245,6 +252,8 @@ class LabLM(nn.Module):
         presents = [] if use_cache else None
         for layer, block in enumerate(self.blocks):
             past = None if past_key_values is None else past_key_values[layer]
+            if self.variant.block_norm:
+                hidden = self.block_norms[layer](hidden)
             hidden, present, weights = block(hidden, past, use_cache, need_weights=collect)
             if use_cache:
                 presents.append(present)
