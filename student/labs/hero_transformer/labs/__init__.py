@@ -129,10 +129,10 @@ def claims_markdown(modes=("quick", "full"), source="recorded"):
                 if found is None:
                     cells += ["not run", "—"]
                     continue
-                first = next(iter(found["per_seed"].values()), "")
+                who, first = next(iter(found["per_seed"].items()), ("", ""))
                 checks = [evidence.describe(check) for check in found["checks"]]
-                cells += ["<br>".join([f"{len(report.seeds)} seeds; e.g. {first}" if not found["checks"] else
-                                       f"{len(report.seeds)} seeds", *checks]), found["verdict"]]
+                example = "all seeds" if who == "all" else f"seed {who}"
+                cells += ["<br>".join([f"{len(report.seeds)} seeds; {example}: {first}", *checks]), found["verdict"]]
             rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     timing = ["| lab | mode | seeds | runs | time (sum of runs) | device | corpus | threads |",
               "|---|---|---|---|---|---|---|---|", *runs]
