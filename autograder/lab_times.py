@@ -81,11 +81,8 @@ def describe(lab, mode):
         where = saved.folder / "results.json"
         where = where.relative_to(Path.cwd()) if where.is_relative_to(Path.cwd()) else where
         return f"{duration(r['seconds'])} as run here ({r['device']}, {r['threads']} torch threads; {where})"
-    try:
-        recorded = json.loads((runner.RECORDED / mode / f"{lab.name}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        recorded = None
-    if recorded is not None and recorded.get("setting") == setting:
+    recorded = runner.recorded_results(lab, mode)
+    if recorded is not None:
         threads = recorded["threads"]
         return (f"{duration(recorded['seconds'])} summed over its {len(recorded['runs'])} runs, {threads} torch "
                 f"thread{'s' if threads != 1 else ''} each, {recorded['device']} (the committed results)")

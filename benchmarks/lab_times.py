@@ -100,8 +100,7 @@ def measure(lab, mode, scratch):
     start = time.process_time()
     runner.run_lab(timed, mode, out=Path(scratch) / lab.name / mode, progress=False, fresh=True, log=lambda line: None)
     around = time.process_time() - start - sum(executed)  # claims, plots, files
-    first = f"_s{seeds[0]}"
-    timings = {f"{key[:-len(first)]}_s{seed}": seconds for key, seconds in timings.items() for seed in seeds}
+    timings = {runner.seeded_key(runner.base_key(key), seed): seconds for key, seconds in timings.items() for seed in seeds}
     return {"setting": real, "seconds": sum(timings.values()) + around, "runs": timings,
             "timed_steps": timed_steps if trained else 0}
 

@@ -10,7 +10,7 @@ import pkgutil
 from functools import lru_cache
 
 from . import evidence
-from .runner import default_mode, labs_dir, load_recorded, load_report, record, run_lab
+from .runner import default_mode, figures_of, labs_dir, load_recorded, load_report, record, run_lab
 
 
 @lru_cache(maxsize=None)
@@ -131,8 +131,8 @@ def claims_markdown(modes=("quick", "full"), source="recorded"):
                     continue
                 who, first = next(iter(found["per_seed"].items()), ("", ""))
                 checks = [evidence.describe(check) for check in found["checks"]]
-                example = "all seeds" if who == "all" else f"seed {who}"
-                cells += ["<br>".join([f"{len(report.seeds)} seeds; {example}: {first}", *checks]), found["verdict"]]
+                cells += ["<br>".join([f"{len(report.seeds)} seeds; {figures_of(who)}: {first}", *checks]),
+                          found["verdict"]]
             rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     timing = ["| lab | mode | seeds | runs | time (sum of runs) | device | corpus | threads |",
               "|---|---|---|---|---|---|---|---|", *runs]

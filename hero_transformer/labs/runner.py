@@ -112,7 +112,7 @@ class Report:
         return seed_view(self.results, self.seeds[0] if seed is None else seed)
 
     def views(self):
-        return [self.view(seed) for seed in self.seeds]
+        return seed_views(self.results)
 
     def table(self, language="en"):
         """Each claim: the claim, the seed's figure, ours (the first seed's figures, then every
@@ -122,9 +122,7 @@ class Report:
             first = next(iter(claim["per_seed"].items()), None)
             lines = [f"- {claim[language]}", f"    {claim['source']}: {claim['seed']}"]
             if first:
-                who = ({"en": "all seeds", "zh": "所有种子"} if first[0] == "all" else
-                       {"en": f"seed {first[0]}", "zh": f"种子 {first[0]}"})[language]
-                lines.append(f"    {who} ({self.mode}): {first[1]}")
+                lines.append(f"    {figures_of(first[0], language)} ({self.mode}): {first[1]}")
             lines += [f"    {evidence.describe(check)}" for check in claim["checks"]]
             lines.append(f"    → {verdict_text(claim['verdict'], language)} "
                          f"({len(self.seeds)} {'seeds' if language == 'en' else '个随机种子'})")
@@ -140,10 +138,31 @@ def verdict_text(verdict, language="en"):
     return evidence.VERDICTS_ZH[head] + (f"：{evidence.REGIMES_ZH[regime]}" if regime else "")
 
 
+def figures_of(key, language="en"):
+    """Whose figures a claim's text gives: a seed's, or all seeds' (a pooled claim's key "all")."""
+    if key == "all":
+        return {"en": "all seeds", "zh": "所有种子"}[language]
+    return {"en": f"seed {key}", "zh": f"种子 {key}"}[language]
+
+
 def seed_view(results, seed):
     """The results of one seed: its runs keyed by their own keys, the setting with its seed."""
     runs = {stored["base"]: stored for stored in results["runs"].values() if stored["seed"] == seed}
     return {**results, "setting": {**results["setting"], "seed": seed}, "runs": runs, "seeds": [seed]}
+
+
+def seed_views(results):
+    """Every seed's view, in the order of the seeds."""
+    return [seed_view(results, seed) for seed in results["seeds"]]
+
+
+def seeded_key(key, seed):
+    """The file name of run `key` on `seed`; base_key undoes it."""
+    return f"{key}_s{seed}"
+
+
+def base_key(key):
+    return key.rpartition("_s")[0]
 
 
 # --- data ---------------------------------------------------------------------------------
@@ -325,7 +344,7 @@ def run_labs(chosen, mode="quick", device="cpu", out=None, progress=True, fresh=
         log(f"scheduling {len(jobs)} runs {grid.describe(scheduler, address)}")
 
     def finished(job, outcome):
-        stored = {"key": job.run.key, "base": job.run.key.rpartition("_s")[0], "seed": job.setting["seed"],
+        stored = {"key": job.run.key, "base": base_key(job.run.key), "seed": job.setting["seed"],
                   "version": _stamp(job.lab), "params": job.run.params, "setting": job.setting,
                   "result": outcome["result"], "seconds": outcome["seconds"], "device": device,
                   "corpus": data["source"], "threads": outcome["threads"]}
@@ -372,9 +391,10 @@ def _judge(lab, mode, device, folder, data, runs, done, log, table, how):
                "seconds": sum(done[run.key]["seconds"] for run, _ in runs),
                "torch": torch.__version__, "machine": platform.machine(),
                "threads": max(done[run.key].get("threads") or torch.get_num_threads() for run, _ in runs)}
-    results["claims"] = judge_claims(lab, results)
+    views = seed_views(results)
+    results["claims"] = judge_claims(lab, views)
     folder.mkdir(parents=True, exist_ok=True)
-    plots = [str(path) for path in lab.plot([seed_view(results, seed) for seed in results["seeds"]], folder)]
+    plots = [str(path) for path in lab.plot(views, folder)]
     results["plots"] = plots
     _write_json(folder / "results.json", results)
     report = Report(lab, mode, folder, results, plots)
@@ -391,13 +411,12 @@ def seeded_runs(setting, runs):
     setting that run executes (its own seed; the list of seeds left out, so that adding a seed
     reuses the runs already done)."""
     common = {k: v for k, v in setting.items() if k != "seeds"}
-    return [(Run(f"{run.key}_s{seed}", run.params, run.cost), {**common, "seed": seed})
+    return [(Run(seeded_key(run.key, seed), run.params, run.cost), {**common, "seed": seed})
             for seed in setting["seeds"] for run in runs(setting)]
 
 
-def judge_claims(lab, results):
-    """Every claim of the lab judged over the seeds of `results`: a list of JSON records."""
-    views = [seed_view(results, seed) for seed in results["seeds"]]
+def judge_claims(lab, views):
+    """Every claim of the lab judged over its seed views: a list of JSON records."""
     found = []
     for claim in lab.claims:
         if claim.pooled:
@@ -444,18 +463,24 @@ def compact(result):
     return kept
 
 
-def load_recorded(lab, mode):
-    """The committed results of lab in `mode`, judged now, as a Report (without plots); None
-    when there are none or they were made with another setting than the lab's current one."""
-    path = RECORDED / mode / f"{lab.name}.json"
+def recorded_results(lab, mode):
+    """The committed results of lab in `mode` as stored (unjudged); None when there are none or
+    they were made with another setting than the lab's current one."""
     try:
-        results = json.loads(path.read_text(encoding="utf-8"))
+        results = json.loads((RECORDED / mode / f"{lab.name}.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if results.get("setting") != lab.settings[mode]:
+    return results if results.get("setting") == lab.settings[mode] else None
+
+
+def load_recorded(lab, mode):
+    """The committed results of lab in `mode`, judged now, as a Report (without plots); None as
+    recorded_results."""
+    results = recorded_results(lab, mode)
+    if results is None:
         return None
-    results["claims"] = judge_claims(lab, results)
-    return Report(lab, mode, path.parent, results, [])
+    results["claims"] = judge_claims(lab, seed_views(results))
+    return Report(lab, mode, RECORDED / mode, results, [])
 
 
 def load_report(lab, mode="quick", out=None):
