@@ -201,6 +201,59 @@ def test_rope_is_causal_relative_and_ntk_changes_only_long_sequences():
     assert not torch.allclose(lab(idx).logits[:, :8], short, atol=1e-6)  # past it, the base grows
 
 
+def test_grouped_query_attention_shares_each_key_value_head_and_caches_only_those():
+    d, h, n = CFG.d_model, CFG.n_heads, CFG.n_layers
+    _, full = frozen_and_lab()
+    _, grouped = frozen_and_lab(Variant(kv_heads=2))
+    head_dim = d // h
+    assert sum(p.numel() for p in full.parameters()) - sum(p.numel() for p in grouped.parameters()) == n * 2 * (h - 2) * head_dim * d
+    idx, _ = batch()
+    out = grouped(idx, use_cache=True)
+    assert out.past_key_values[0][0].shape == (3, 2, idx.shape[1], head_dim)  # half the heads of MHA's cache
+    # the same model run step by step through its cache gives the same logits
+    step = grouped(idx[:, :-1], use_cache=True)
+    last = grouped(idx[:, -1:], past_key_values=step.past_key_values)
+    torch.testing.assert_close(last.logits[:, -1], out.logits[:, -1], rtol=1e-5, atol=1e-5)
+    # query heads 0 and 1 read key/value head 0: with equal queries their weights are equal
+    attention = grouped.blocks[0].attention
+    with torch.no_grad():
+        attention.qkv.weight[head_dim:2 * head_dim] = attention.qkv.weight[:head_dim]
+        attention.qkv.weight[3 * head_dim:4 * head_dim] = attention.qkv.weight[2 * head_dim:3 * head_dim]
+    weights = grouped(idx, collect=True).attentions[0]
+    torch.testing.assert_close(weights[:, 0], weights[:, 1])
+    torch.testing.assert_close(weights[:, 2], weights[:, 3])
+    assert not torch.allclose(weights[:, 0], weights[:, 2])
+    with pytest.raises(ValueError, match="divide"):
+        LabLM(CFG, Variant(kv_heads=3))
+
+
+def test_swiglu_gates_the_ffn_and_its_matched_width_keeps_the_parameter_count():
+    d, f = CFG.d_model, CFG.d_ff
+    cfg = Config(**{**CFG.__dict__, "d_ff": variants.swiglu_width(d, f)})
+    standard = sum(p.numel() for p in LabLM(CFG).parameters())
+    gated = variants.build(cfg, Variant(ffn="swiglu"), seed=0)
+    difference = sum(p.numel() for p in gated.parameters()) - standard
+    assert abs(difference) <= CFG.n_layers * 3 * d / 2  # within half a hidden unit per layer
+    ffn = gated.blocks[0].feedforward
+    x = torch.randn(2, 5, d)
+    gate, up = (x @ ffn.fc1.weight.T).chunk(2, dim=-1)
+    torch.testing.assert_close(ffn(x), (torch.nn.functional.silu(gate) * up) @ ffn.fc2.weight.T)
+    # fc2 still writes into the residual stream, so the scaled init reaches it
+    assert ffn.fc2.weight.std() < 0.02 / math.sqrt(2 * CFG.n_layers) * 1.5
+
+
+def test_a_tied_head_is_the_token_embedding_and_trains_as_one_matrix():
+    _, untied = frozen_and_lab()
+    _, tied = frozen_and_lab(Variant(tied_head=True))
+    assert sum(p.numel() for p in untied.parameters()) - sum(p.numel() for p in tied.parameters()) == CFG.vocab_size * CFG.d_model
+    assert tied.head.weight is tied.token_embedding.weight
+    idx, targets = batch()
+    tied(idx, targets).loss.backward()
+    assert tied.token_embedding.weight.grad is not None
+    torch.optim.SGD(tied.parameters(), lr=1.0).step()
+    assert tied.head.weight is tied.token_embedding.weight
+
+
 def test_relu_and_eps_switches():
     _, lab = frozen_and_lab(Variant(activation="relu", eps=1.0))
     assert isinstance(lab.blocks[0].feedforward.activation, torch.nn.ReLU)
@@ -212,6 +265,8 @@ def test_an_unknown_setting_is_refused():
         Variant(placement="middle")
     with pytest.raises(ValueError, match="train_length"):
         Variant(positions="rope_ntk")
+    with pytest.raises(ValueError, match="ffn"):
+        Variant(ffn="geglu")
 
 
 # --- diagnostics -----------------------------------------------------------------------------------
@@ -442,7 +497,7 @@ def test_the_claims_report_has_a_row_per_claim_with_the_saved_verdicts(lab_env):
     assert "| seed004_demo | tiny | 2 |" in table  # the timing table, with the seeds
 
 
-def test_a_record_is_judged_again_by_the_report_and_refused_when_the_setting_changed(lab_env, monkeypatch):
+def test_a_record_is_judged_again_by_the_report_and_refused_when_the_setting_or_grid_changed(lab_env, monkeypatch):
     monkeypatch.setattr(runner, "RECORDED", lab_env / "recorded")
     lab = labs.get("seed004_demo")
     report = labs.run(lab.name, "tiny", progress=False, log=lambda line: None)
@@ -454,6 +509,8 @@ def test_a_record_is_judged_again_by_the_report_and_refused_when_the_setting_cha
     assert [c["checks"] for c in again.claims] == [c["checks"] for c in report.claims]
     changed = runner.Lab(**{**lab.__dict__, "settings": {**lab.settings, "tiny": {**lab.settings["tiny"], "n_layers": 3}}})
     assert runner.load_recorded(changed, "tiny") is None  # a record of another setting is not reported
+    grown = runner.Lab(**{**lab.__dict__, "runs": lambda setting: [*lab.runs(setting), runner.Run("extra", {})]})
+    assert runner.load_recorded(grown, "tiny") is None  # nor one that lacks a run the grid has now
     with pytest.raises(ValueError, match="another setting"):
         labs.record(changed, "tiny")
 
@@ -579,3 +636,54 @@ def test_the_init_growth_judge_holds_on_the_seeds_table_and_not_when_post_ln_gro
     assert over_seeds(init_profile.judge_growth, results, seed_pre, (1.0, 1.0, 1.0, 1.0)) == "held"
     assert over_seeds(init_profile.judge_growth, results, seed_pre, (1.0, 1.2, 1.5, 2.0)) == "not held"  # post-LN grows
     assert over_seeds(init_profile.judge_growth, results, (2.6, 2.6, 2.5, 2.6), (1.0,) * 4) == "not held"  # pre-LN flat
+
+
+def test_the_more_data_judge_holds_on_the_seeds_figures_and_not_when_more_text_helps():
+    from hero_transformer.labs import more_data
+
+    def results(post_4x, ratio=4.0):
+        runs = [({"placement": p, "data_factor": f}, {"final_val": v, "data_ratio": r, "train_eval": v})
+                for f, r, pre_v, post_v in ((1, 1.0, 4.4, 5.357), (4, ratio, 4.3, post_4x))
+                for p, v in (("pre", pre_v), ("post", post_v))]
+        return fake_results({"data_factors": [1, 4], "n_layers": 12}, runs)
+
+    assert over_seeds(more_data.judge_no_help, results, 5.351) == "held"  # the seed's 5.357 -> 5.351
+    assert over_seeds(more_data.judge_no_help, results, 5.1) == "not held"  # 4× text helps the stalled model
+    assert over_seeds(more_data.judge_no_help, lambda v: results(v, ratio=1.0), 5.351) == \
+        "undecided: not the seed's configuration"  # the fixture has no more poems
+
+
+def test_the_critical_depth_judge_holds_when_the_gap_grows_with_depth_and_not_when_it_does_not():
+    from hero_transformer.labs import init_depth
+
+    def results(plain, scaled=(4.3, 4.3, 4.35, 4.4)):
+        runs = [({"n_layers": d, "scaled": version}, {"final_val": v, "last_stream_std": 1.0})
+                for d, s, p in zip((8, 16, 32, 64), scaled, plain) for version, v in (("scaled", s), ("plain", p))]
+        return fake_results({"depths": [8, 16, 32, 64]}, runs)
+
+    assert over_seeds(init_depth.judge_critical_depth, results, (4.3, 4.31, 4.45, 4.7)) == "held"
+    assert over_seeds(init_depth.judge_critical_depth, results, (4.3, 4.3, 4.35, 4.3)) == "not held"  # plain is better deep
+    assert over_seeds(init_depth.judge_critical_depth, results, (4.5, 4.4, 4.4, 4.45)) == "not held"  # the gap shrinks
+    assert over_seeds(init_depth.judge_critical_depth, results, (5.6,) * 4, (5.6,) * 4) == "undecided: under-trained"
+
+
+def test_the_swiglu_gqa_and_tying_judges_decide_on_the_paired_differences():
+    from hero_transformer.labs import ablation_table, modern_parts
+
+    def parts(swiglu, gqa):
+        runs = {key: {"params": {"d_ff": 172}, "result": {"final_val": v, "parameters": 1, "cache_per_token": c}}
+                for key, v, c in (("course", 4.2, 6144), ("swiglu", swiglu, 6144), ("gqa", gqa, 3072))}
+        return {**fake_results({"n_heads": 4, "kv_heads": 2}, []), "runs": runs}
+
+    assert over_seeds(modern_parts.judge_swiglu, lambda s: parts(s, 4.2), 4.21) == "held"
+    assert over_seeds(modern_parts.judge_swiglu, lambda s: parts(s, 4.2), 4.4) == "not held"
+    assert over_seeds(modern_parts.judge_gqa, lambda g: parts(4.2, g), 4.19) == "held"
+    assert over_seeds(modern_parts.judge_gqa, lambda g: parts(4.2, g), 4.3) == "not held"
+
+    def tying(tied):
+        runs = {key: {"params": {}, "result": {"final_val": v, "parameters": p}}
+                for key, v, p in (("course", 4.2, 1_899_264), ("tied_head", tied, 1_745_664))}
+        return {**fake_results({}, []), "runs": runs}
+
+    assert over_seeds(ablation_table.judge_tying, tying, 4.15) == "held"  # untied slightly worse, as the seed says
+    assert over_seeds(ablation_table.judge_tying, tying, 4.4) == "not held"
