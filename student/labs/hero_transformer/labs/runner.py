@@ -38,6 +38,7 @@ from . import evidence, variants
 MODES = ("tiny", "quick", "full")
 RUN_FORMAT = 3  # what every stored run holds (2: final diagnostics; 3: one file per run and seed)
 VOCAB_SIZE = 1200  # seed 003's character vocabulary
+CORPUS_POEMS = 4003  # chapter 8's corpus: the first 4,003 Tang poems (about 242K characters)
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,7 @@ def corpus_data(source="auto"):
     unigram (add-one, trained on train, measured on val) in nats."""
     if source == "auto":
         source = "full" if corpus.is_cached() else "fixture"
-    poems = corpus.load_poems(source, limit=4003)
+    poems = corpus.load_poems(source, limit=CORPUS_POEMS)
     train_poems, val_poems = corpus.split_poems(poems)
     itos = tokens.build_vocab(corpus.corpus_text(train_poems), VOCAB_SIZE)
     coder = tokens.Tokenizer(itos)
@@ -186,6 +187,18 @@ def corpus_data(source="auto"):
             "train": torch.tensor(train_ids, dtype=torch.int64), "val": torch.tensor(val_ids, dtype=torch.int64),
             "uniform": tokens.uniform_cross_entropy(coder.vocab_size),
             "unigram": tokens.unigram_cross_entropy(train_ids, val_ids, coder.vocab_size, alpha=1.0)}
+
+
+@lru_cache(maxsize=4)
+def extended_train(source, factor):
+    """Training ids `factor` times as long as corpus_data's: its training part followed by the
+    poems after the first 4,003, encoded with the same vocabulary (so the held-out part and the
+    baselines stay the same), cut to length.  Shorter when the corpus runs out (the fixture)."""
+    data = corpus_data(source)
+    coder = tokens.Tokenizer(data["itos"])
+    extra = coder.encode(corpus.corpus_text(corpus.load_poems(source)[CORPUS_POEMS:]))
+    joined = torch.cat([data["train"], torch.tensor(extra, dtype=torch.int64)])
+    return joined[: round(factor * len(data["train"]))]
 
 
 # --- the common run: build a variant, train it, evaluate it ------------------------------------
@@ -465,12 +478,16 @@ def compact(result):
 
 def recorded_results(lab, mode):
     """The committed results of lab in `mode` as stored (unjudged); None when there are none or
-    they were made with another setting than the lab's current one."""
+    they were made with another setting or grid than the lab's current one (a run added to the
+    grid since, say, which the claims would look for)."""
     try:
         results = json.loads((RECORDED / mode / f"{lab.name}.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return results if results.get("setting") == lab.settings[mode] else None
+    setting = lab.settings[mode]
+    grid = {run.key: run.params for run, _ in seeded_runs(setting, lab.runs)}
+    recorded = {key: stored.get("params") for key, stored in results.get("runs", {}).items()}
+    return results if results.get("setting") == setting and recorded == grid else None
 
 
 def load_recorded(lab, mode):
@@ -630,9 +647,9 @@ def plot_curves(views, folder, name, keys, labels=None, title=None, style=None):
 
 
 def plot_finals(views, folder, name, xs, series, xlabel, log_base=None, title=None, ylabel="final held-out loss",
-                extra=None):
+                extra=None, unigram=True):
     """Final figures against a grid axis: one line per label, the mean over the seeds with each
-    seed's value as a dot, and the unigram baseline.  series: {label: fn(view) -> [value per x]}.
+    seed's value as a dot, and (unigram=True, for losses) the unigram baseline.  series: {label: fn(view) -> [value per x]}.
     `log_base` 2 puts the grid values as ticks on a log2 axis, 10 a plain log axis."""
     results = views[0]
     fig, (ax,) = figure()
@@ -644,7 +661,8 @@ def plot_finals(views, folder, name, xs, series, xlabel, log_base=None, title=No
             ax.plot(xs, [math.nan if v is None else v for v in values], ".", color=line.get_color(), alpha=0.5)
     if extra:
         extra(ax)
-    ax.axhline(results["baselines"]["unigram"], color="grey", linestyle="--", label="unigram")
+    if unigram:
+        ax.axhline(results["baselines"]["unigram"], color="grey", linestyle="--", label="unigram")
     if log_base == 2:
         ax.set_xscale("log", base=2)
         ax.set_xticks(xs, [str(x) for x in xs])

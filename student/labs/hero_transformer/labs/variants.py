@@ -19,6 +19,9 @@ thing at a time, so `LabLM(cfg, Variant(...))` rebuilds the same model from the 
 | position_limit | None                         | n: learned positions >= n read row n-1 (seed 003's clamp) |
 | scaled_init    | True                         | False: the residual writers keep std 0.02         |
 | block_norm     | False                        | True: a norm on the stream before every block (seed 003 §2.15.6) |
+| ffn            | "standard"                   | "swiglu": fc2(SiLU(gate) * up), no biases (seed 003 §2.21.3) |
+| kv_heads       | None (= n_heads)             | k < n_heads: grouped-query attention, k key/value heads (§2.21.3) |
+| tied_head      | False                        | True: the head reuses the token embedding (seed 003 §2.17.5 row 5) |
 
 With the defaults the parameter names, shapes, initial values and outputs are the frozen
 model's (tests/test_labs.py proves it).  `forward(..., collect=True)` also returns the residual
@@ -40,6 +43,7 @@ PLACEMENTS = ("pre", "post")
 NORMS = ("layer", "rms", "none")
 FINAL_NORMS = ("before_head", "none", "twice", "after_head")
 POSITIONS = ("learned", "rope", "rope_ntk", "none")
+FFNS = ("standard", "swiglu")
 ROPES = ("rope", "rope_ntk")
 
 
@@ -60,11 +64,14 @@ class Variant:
     position_limit: Optional[int] = None  # learned: positions from here on read the row before it
     scaled_init: bool = True
     block_norm: bool = False
+    ffn: str = "standard"
+    kv_heads: Optional[int] = None  # grouped-query attention: this many key/value heads
+    tied_head: bool = False
 
     def __post_init__(self):
         for name, allowed in (("placement", PLACEMENTS), ("norm", NORMS), ("norm_axis", ("feature", "time")),
                               ("final_norm", FINAL_NORMS), ("activation", ("gelu", "relu")),
-                              ("positions", POSITIONS)):
+                              ("positions", POSITIONS), ("ffn", FFNS)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"Variant.{name} must be one of {allowed}, not {getattr(self, name)!r}")
         if self.positions == "rope_ntk" and not self.train_length:
@@ -138,24 +145,39 @@ def apply_rope(t, start, variant):
 
 class LabAttention(frozen.CausalSelfAttention):
     """Chapter 4's attention (same parameter names, mask buffer and cache) with optional
-    projection biases and RoPE; it can hand back its weights [B, h, T, T_total]."""
+    projection biases, RoPE and grouped-query attention (kv_heads key/value heads, each shared
+    by n_heads / kv_heads query heads; the cache holds only those); it can hand back its
+    weights [B, h, T, T_total]."""
 
     def __init__(self, cfg, variant):
         super().__init__(cfg)
         self.variant = variant
+        self.kv_heads = variant.kv_heads or cfg.n_heads
+        if cfg.n_heads % self.kv_heads:
+            raise ValueError(f"kv_heads={self.kv_heads} must divide n_heads={cfg.n_heads}")
+        qkv_width = cfg.d_model + 2 * self.kv_heads * self.head_dim
+        if variant.attention_bias or qkv_width != 3 * cfg.d_model:
+            self.qkv = nn.Linear(cfg.d_model, qkv_width, bias=variant.attention_bias)
         if variant.attention_bias:
-            self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=True)
             self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=True)
 
+    def split_kv_heads(self, t):
+        batch, length, _ = t.shape
+        return t.view(batch, length, self.kv_heads, self.head_dim).transpose(1, 2)
+
     def forward(self, x, past_key_value=None, use_cache=False, need_weights=False):
-        width = x.shape[-1]
-        q, k, v = (self.split_heads(t) for t in self.qkv(x).split(width, dim=-1))
+        width, kv_width = x.shape[-1], self.kv_heads * self.head_dim
+        queries, keys, values = self.qkv(x).split((width, kv_width, kv_width), dim=-1)
+        q, k, v = self.split_heads(queries), self.split_kv_heads(keys), self.split_kv_heads(values)
         past_length = 0 if past_key_value is None else past_key_value[0].shape[2]
         if self.variant.positions in ROPES:
             q, k = apply_rope(q, past_length, self.variant), apply_rope(k, past_length, self.variant)
         if past_key_value is not None:
             k = torch.cat([past_key_value[0], k], dim=2)
             v = torch.cat([past_key_value[1], v], dim=2)
+        present = (k, v) if use_cache else None
+        if self.kv_heads != self.n_heads:  # each key/value head serves a group of query heads
+            k, v = (t.repeat_interleave(self.n_heads // self.kv_heads, dim=1) for t in (k, v))
         length, total = q.shape[2], k.shape[2]
         allowed = self.causal_mask[total - length : total, :total]
         weights = None
@@ -166,7 +188,6 @@ class LabAttention(frozen.CausalSelfAttention):
         else:
             dropout = self.attn_dropout.p if self.training else 0.0
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, dropout_p=dropout)
-        present = (k, v) if use_cache else None
         return self.proj(self.merge_heads(out)), present, weights
 
 
@@ -182,6 +203,27 @@ class LabFeedForward(frozen.FeedForward):
             self.activation = nn.ReLU()
 
 
+class SwiGLU(nn.Module):
+    """The gated FFN of LLaMA-style models: fc2(SiLU(x W_gate) * (x W_up)), no biases; fc1 holds
+    W_gate and W_up side by side, so fc2 stays the residual writer the scaled init reads."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.fc1 = nn.Linear(cfg.d_model, 2 * cfg.d_ff, bias=False)
+        self.fc2 = nn.Linear(cfg.d_ff, cfg.d_model, bias=False)
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def forward(self, x):
+        gate, up = self.fc1(x).chunk(2, dim=-1)
+        return self.dropout(self.fc2(F.silu(gate) * up))
+
+
+def swiglu_width(d_model, d_ff):
+    """The SwiGLU hidden width whose three matrices hold about as many parameters as the
+    standard FFN's two (with biases) at d_ff: (2 d f + f + d) / 3d, rounded."""
+    return round((2 * d_model * d_ff + d_ff + d_model) / (3 * d_model))
+
+
 class LabBlock(nn.Module):
     """The block with seed 004's placement switch and the residual switch; sub-module names as
     in model.TransformerBlock."""
@@ -192,7 +234,7 @@ class LabBlock(nn.Module):
         self.ln_attention = make_norm(cfg.d_model, variant)
         self.attention = LabAttention(cfg, variant)
         self.ln_feedforward = make_norm(cfg.d_model, variant)
-        self.feedforward = LabFeedForward(cfg, variant)
+        self.feedforward = SwiGLU(cfg) if variant.ffn == "swiglu" else LabFeedForward(cfg, variant)
 
     def forward(self, hidden, past_key_value=None, use_cache=False, need_weights=False):
         keep = 1.0 if self.variant.residual else 0.0  # 0: the sublayer's output replaces the stream
@@ -234,6 +276,8 @@ class LabLM(nn.Module):
         if variant.final_norm == "twice":
             self.ln_extra = make_norm(cfg.d_model, variant)
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        if variant.tied_head:  # one matrix both reads tokens in and scores them out
+            self.head.weight = self.token_embedding.weight
         if variant.final_norm == "after_head":  # normalises the logits, over the vocabulary
             self.ln_f = make_norm(cfg.vocab_size, variant)
 
