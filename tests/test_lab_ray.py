@@ -158,10 +158,12 @@ def test_the_embedded_ray_listens_on_the_loopback_address_only(tmp_path):
 
 
 def workers_running(name="ray::_remote_run"):
+    """This test's own Ray workers: descendants of this process (its embedded raylet's children),
+    never those of another Ray on the machine (a grid someone else is running)."""
     found = []
-    for process in psutil.process_iter(["cmdline"]):
+    for process in psutil.Process().children(recursive=True):
         try:
-            if (process.info["cmdline"] or [""])[0].startswith(name):
+            if (process.cmdline() or [""])[0].startswith(name):
                 found.append(process)
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             pass
