@@ -290,7 +290,10 @@ def test_lab_list_shows_the_time_of_a_run_saved_here(monkeypatch, tmp_path, caps
     assert "as run here" not in line and "measured" in line, line
     recorded = tmp_path / "recorded"
     (recorded / "quick").mkdir(parents=True)
-    (recorded / "quick" / f"{lab.name}.json").write_text(json.dumps({**results, "threads": 1, "runs": {"a": {}}}),
+    from hero_transformer.labs import runner
+
+    grid = {run.key: {"params": run.params} for run, _ in runner.seeded_runs(lab.settings["quick"], lab.runs)}
+    (recorded / "quick" / f"{lab.name}.json").write_text(json.dumps({**results, "threads": 1, "runs": grid}),
                                                        encoding="utf-8")
     line = _lab_list(monkeypatch, capsys, tmp_path, recorded)[lab.name]["quick"]  # no run here: the committed one's
-    assert line == "18 runs (3 seeds)  3 min 52 s summed over its 1 runs, 1 torch thread each, cpu (the committed results)", line
+    assert line == "18 runs (3 seeds)  3 min 52 s summed over its 18 runs, 1 torch thread each, cpu (the committed results)", line
