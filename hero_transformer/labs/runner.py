@@ -589,10 +589,16 @@ def training_run(key, setting, variant=None, **overrides):
     return Run(key, params, cost=overrides.get("steps", setting["steps"]))
 
 
-def execute_training(run, setting, context):
+def train_run(run, setting, context, keep_model=False):
+    """train_variant for a training_run: Variant(**params["variant"]), every other param an
+    override of the setting (labels such as "placement" that no setting key reads are ignored)."""
     overrides = {k: v for k, v in run.params.items() if k != "variant"}
-    result, _ = train_variant(setting, context, variants.Variant(**run.params["variant"]), **overrides)
-    return result
+    return train_variant(setting, context, variants.Variant(**run.params["variant"]), keep_model=keep_model,
+                         **overrides)
+
+
+def execute_training(run, setting, context):
+    return train_run(run, setting, context)[0]
 
 
 def stalled(name, value, baseline, healthy):

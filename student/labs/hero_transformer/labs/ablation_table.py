@@ -12,9 +12,8 @@ it is used) and with its prefix shuffled (how much it reads the order of the cha
 import torch
 
 from .. import train as loop
-from . import variants
 from .evidence import equal, less, more, report, trained, within
-from .runner import Claim, Lab, Run, fmt, final_grad_norm, plot_curves, sample_batch, settings, stalled, train_variant
+from .runner import Claim, Lab, Run, fmt, final_grad_norm, plot_curves, sample_batch, settings, stalled, train_run
 
 SETTINGS = settings()
 CASES = {
@@ -50,11 +49,8 @@ def order_sensitivity(model, idx):
 
 def execute(run, setting, context):
     data = context.data
-    overrides = {k: v for k, v in run.params.items() if k not in ("case", "variant")}
-    s = {**setting, **overrides}
-    result, model = train_variant(setting, context, variants.Variant(**run.params["variant"]), keep_model=True,
-                                  **overrides)
-    idx, _ = sample_batch(data, s["block_size"], s["batch_size"], s["seed"], context.device)
+    result, model = train_run(run, setting, context, keep_model=True)  # overrides: n_heads only
+    idx, _ = sample_batch(data, setting["block_size"], setting["batch_size"], setting["seed"], context.device)
     model.eval()
     with torch.no_grad():
         result["logit_std"] = model(idx).logits.std().item()
@@ -63,7 +59,7 @@ def execute(run, setting, context):
     silenced = [block.attention.proj.register_forward_hook(lambda module, inputs, output: torch.zeros_like(output))
                 for block in model.blocks]
     try:
-        result["val_without_w_o"] = loop.evaluate(model, val, s["block_size"], s["batch_size"])
+        result["val_without_w_o"] = loop.evaluate(model, val, setting["block_size"], setting["batch_size"])
     finally:
         for hook in silenced:
             hook.remove()

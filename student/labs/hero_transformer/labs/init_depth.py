@@ -9,9 +9,8 @@ eq. 2.19 says grows with depth without the scaling.
 
 import torch
 
-from . import variants
 from .evidence import more, report, trained
-from .runner import Claim, Lab, fmt, one, plot_finals, sample_batch, settings, train_variant, training_run
+from .runner import Claim, Lab, fmt, one, plot_finals, sample_batch, settings, train_run, training_run
 
 SETTINGS = settings({"tiny": {"depths": [1, 2]}, "quick": {"depths": [4, 8, 16, 32]},
                      "full": {"depths": [8, 16, 32, 64]}})
@@ -24,9 +23,7 @@ def runs(setting):
 
 
 def execute(run, setting, context):
-    overrides = {k: v for k, v in run.params.items() if k not in ("variant", "scaled")}
-    result, model = train_variant(setting, context, variants.Variant(**run.params["variant"]), keep_model=True,
-                                  **overrides)
+    result, model = train_run(run, setting, context, keep_model=True)
     idx, _ = sample_batch(context.data, setting["block_size"], 8, setting["seed"], context.device)
     model.eval()
     with torch.no_grad():

@@ -12,7 +12,7 @@ import torch
 
 from . import variants
 from .evidence import equal, report, trained, within
-from .runner import Claim, Lab, fmt, plot_finals, sample_batch, settings, train_variant, training_run
+from .runner import Claim, Lab, fmt, plot_finals, sample_batch, settings, train_run, training_run
 
 # "within the noise" is a claim about small differences: five seeds where they are cheap
 SETTINGS = settings({"tiny": {"kv_heads": 1}, "quick": {"kv_heads": 2, "seeds": [0, 1, 2, 3, 4]},
@@ -26,11 +26,8 @@ def runs(setting):
 
 
 def execute(run, setting, context):
-    overrides = {k: v for k, v in run.params.items() if k != "variant"}
-    result, model = train_variant(setting, context, variants.Variant(**run.params["variant"]), keep_model=True,
-                                  **overrides)
-    s = {**setting, **overrides}
-    idx, _ = sample_batch(context.data, s["block_size"], 1, s["seed"], context.device)
+    result, model = train_run(run, setting, context, keep_model=True)
+    idx, _ = sample_batch(context.data, setting["block_size"], 1, setting["seed"], context.device)
     model.eval()
     with torch.no_grad():
         cache = model(idx, use_cache=True).past_key_values
