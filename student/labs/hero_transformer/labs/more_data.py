@@ -33,7 +33,8 @@ def execute(run, setting, context):
     result, model = train_variant(setting, replace(context, data={**data, "train": train}),
                                   variants.Variant(**run.params["variant"]), keep_model=True)
     result["data_ratio"] = len(train) / len(data["train"])
-    result["train_eval"] = loop.evaluate(model, data["train"], setting["block_size"], setting["batch_size"])
+    result["train_eval"] = loop.evaluate(model, data["train"].to(context.device), setting["block_size"],
+                                         setting["batch_size"])
     return result
 
 

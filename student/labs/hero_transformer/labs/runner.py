@@ -338,18 +338,10 @@ def run_labs(chosen, mode="quick", device="cpu", out=None, progress=True, fresh=
     folders = {lab.name: Path(out) if out else labs_dir() / lab.name / mode for lab in chosen}
     done, jobs, grids = {}, [], {}
     for lab in chosen:
-        grids[lab.name] = seeded_runs(lab.settings[mode], lab.runs)
-        done[lab.name] = {}
-        for run, setting in grids[lab.name]:
-            stored = None if fresh else _finished(folders[lab.name] / "runs" / f"{run.key}.json", run, setting,
-                                                  _stamp(lab), data["source"])
-            if stored is not None:
-                done[lab.name][run.key] = stored
-            else:
-                jobs.append(grid.Job(lab, run, setting))
-        todo = sum(job.lab is lab for job in jobs)
+        grids[lab.name], done[lab.name], todo = grid_state(lab, mode, folders[lab.name], data["source"], fresh)
+        jobs += [grid.Job(lab, run, setting) for run, setting in todo]
         log(f"lab {lab.name} ({mode}, {device}, corpus: {data['source']}): {len(grids[lab.name])} runs, "
-            f"{len(grids[lab.name]) - todo} already done in {folders[lab.name]}")
+            f"{len(done[lab.name])} already done in {folders[lab.name]}")
     if data["source"] == "fixture" and mode != "tiny":
         log("note: training on the 300-poem fixture; `hero corpus fetch` gets seed 003's 4,003 poems, "
             "which the seed's figures are measured on")
@@ -357,12 +349,8 @@ def run_labs(chosen, mode="quick", device="cpu", out=None, progress=True, fresh=
         log(f"scheduling {len(jobs)} runs {grid.describe(scheduler, address)}")
 
     def finished(job, outcome):
-        stored = {"key": job.run.key, "base": base_key(job.run.key), "seed": job.setting["seed"],
-                  "version": _stamp(job.lab), "params": job.run.params, "setting": job.setting,
-                  "result": outcome["result"], "seconds": outcome["seconds"], "device": device,
-                  "corpus": data["source"], "threads": outcome["threads"]}
-        _write_json(folders[job.lab.name] / "runs" / f"{job.run.key}.json", stored)
-        done[job.lab.name][job.run.key] = stored
+        done[job.lab.name][job.run.key] = store_run(folders[job.lab.name], job.lab, job.run, job.setting, outcome,
+                                                    device, data["source"])
 
     lost = []
 
@@ -393,6 +381,29 @@ def run_labs(chosen, mode="quick", device="cpu", out=None, progress=True, fresh=
         log(f"{len(chosen)} labs ({mode}): {sum(len(g) for g in grids.values())} runs ({len(jobs)} run now) in "
             f"{time.perf_counter() - start:.0f} s {grid.describe(scheduler, address)}; {held} of {claims} claims held")
     return reports
+
+
+def grid_state(lab, mode, folder, source, fresh=False):
+    """(grid, done, todo) of lab's grid in `mode` stored under `folder`: every (Run, setting), the
+    stored results that can be reused by run key, and the (Run, setting) pairs still to run."""
+    runs = seeded_runs(lab.settings[mode], lab.runs)
+    done, todo = {}, []
+    for run, setting in runs:
+        stored = None if fresh else _finished(folder / "runs" / f"{run.key}.json", run, setting, _stamp(lab), source)
+        if stored is not None:
+            done[run.key] = stored
+        else:
+            todo.append((run, setting))
+    return runs, done, todo
+
+
+def store_run(folder, lab, run, setting, outcome, device, source):
+    """Write one finished run (grid.run_one's outcome) where a resumed grid finds it; returns it."""
+    stored = {"key": run.key, "base": base_key(run.key), "seed": setting["seed"], "version": _stamp(lab),
+              "params": run.params, "setting": setting, "result": outcome["result"], "seconds": outcome["seconds"],
+              "device": device, "corpus": source, "threads": outcome["threads"]}
+    _write_json(folder / "runs" / f"{run.key}.json", stored)
+    return stored
 
 
 def _judge(lab, mode, device, folder, data, runs, done, log, table, how):
