@@ -203,7 +203,7 @@ def main():
                                                 "gpu_utilisation": samples, "runs": times}, indent=1))
     with tarfile.open(out / "records.tar.gz", "w:gz") as tar:
         for path in records:
-            tar.add(path, arcname=str(path.relative_to(ROOT)))
+            tar.add(path, arcname=f"hero_transformer/labs/results/{args.mode}/{path.name}")
         for lab in chosen:
             for path in sorted((runner.labs_dir() / lab.name / args.mode / "runs").glob("*.json")):
                 tar.add(path, arcname=f"build/labs/{lab.name}/{args.mode}/runs/{path.name}")
