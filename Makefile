@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test release sandbox browser bench bench-model
+.PHONY: demo test release sandbox browser hub-proxy bench bench-model
 
 $(STAMP): pyproject.toml autograder/pytest_guard.py
 	$(PYTHON) -m venv $(VENV)
@@ -37,10 +37,21 @@ browser:
 	    echo "note: chromium not found and cannot be installed here; the browser tests will skip"; \
 	  fi; }
 
+# JupyterHub's proxy (configurable-http-proxy, from npm) for tests/test_hub.py, in this project's
+# build/node/ (nothing global); without node and npm the hub test skips and says why
+PROXY := build/node/node_modules/.bin/configurable-http-proxy
+hub-proxy:
+	@test -x $(PROXY) || { \
+	  if command -v npm >/dev/null 2>&1; then \
+	    npm install --silent --no-audit --no-fund --prefix build/node configurable-http-proxy@5 >/dev/null; \
+	  else \
+	    echo "note: npm not found; tests/test_hub.py will skip"; \
+	  fi; }
+
 demo: $(STAMP) sandbox
 	$(VENV)/bin/hero demo
 
-test: $(STAMP) sandbox browser
+test: $(STAMP) sandbox browser hub-proxy
 	$(VENV)/bin/python -m pytest
 
 release: $(STAMP)
