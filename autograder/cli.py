@@ -311,6 +311,16 @@ def _capstone(args):
     return 0
 
 
+def _gradescope(args):
+    """The zip an instructor uploads to Gradescope as it is (autograder/gradescope.py)."""
+    from . import gradescope
+
+    path, count, size = gradescope.build(args.assignment, args.output, limit=args.limit, timeout=args.timeout)
+    print(f"hero gradescope: {path} ({count} files, {size / 1e6:.1f} MB) grades {args.assignment} whatever is "
+          f"uploaded; upload it as the assignment's autograder (Ubuntu 22.04 base image; docs/gradescope.md)")
+    return 0
+
+
 def _demo(args):
     from . import demo
 
@@ -446,6 +456,16 @@ def main(argv=None):
     cap.add_argument("--top-k", type=int, default=20, help="--write: sample among the k likeliest (default 20)")
     cap.add_argument("--seed", type=int, default=0, help="--write: the random seed of the sampling")
     cap.set_defaults(run=_capstone)
+
+    gs = commands.add_parser("gradescope", help="write a Gradescope autograder zip for one assignment: setup.sh, "
+                                                "run_autograder, the grader and the assignment fixed inside")
+    gs.add_argument("assignment", help="the assignment every submission is graded as, e.g. ch05_block")
+    gs.add_argument("output", help="the zip to write, e.g. build/autograder.zip")
+    gs.add_argument("--timeout", type=float, default=10.0, help="seconds of CPU time per exercise (default 10)")
+    gs.add_argument("--limit", type=int, default=540, help="seconds one submission may take in all before it gets a "
+                                                           "results.json saying so (default 540: under Gradescope's "
+                                                           "default 10-minute limit)")
+    gs.set_defaults(run=_gradescope)
 
     demo = commands.add_parser("demo", help="release, autograde generated samples with nbgrader, show grades")
     demo.add_argument("--lang", choices=("zh", "en"), default="zh")

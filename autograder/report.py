@@ -188,8 +188,9 @@ def gradescope(report):
         tests.append({"name": f"{item.id}: {item.title_en}", "score": item.score, "max_score": item.max_score,
                       "output": output, "visibility": "visible", "status": "passed" if item.score == item.max_score
                       else "failed"})
-    return {"score": report.score, "max_score": report.max_score, "output": _verdict_line(report)
-            + f" Isolation: {report.isolation}; devices checked: {', '.join(report.devices)}.",
+    # the verdict in Chinese (the students' language), then in English
+    return {"score": report.score, "max_score": report.max_score, "output": _verdict_line(report, "zh") + "\n"
+            + _verdict_line(report) + f" Isolation: {report.isolation}; devices checked: {', '.join(report.devices)}.",
             "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
 
 
