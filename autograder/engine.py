@@ -6,12 +6,13 @@ worker (patching torch.allclose, builtins, printing "PASS"...) reaches them.
 """
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import json
 import re
 import secrets
 import traceback
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple, Optional
@@ -82,6 +83,9 @@ class ItemResult:
     checks: list = field(default_factory=list)
     output: str = ""  # what the student's code printed (tail)
     misconception: str = ""  # the id of the fault whose misconception the feedback names, if any
+    # lost to the grader's own failure (a worker that died or hung, a machine too busy), not to the
+    # student's code: such a result is never kept as final, and a resumed class run grades it again
+    grader_fault: bool = False
 
     def finish(self, misconception=None):
         """Score the item and word its feedback (see SPECIFICITY).  `misconception`: the (zh, en)
@@ -126,11 +130,26 @@ class Report:
     def item(self, item_id):
         return next(item for item in self.items if item.id == item_id)
 
+    @property
+    def complete(self):
+        """Whether every item was decided by the submission's own code."""
+        return not any(item.grader_fault for item in self.items)
+
     def to_json(self):
         data = asdict(self)
-        data["score"], data["max_score"] = self.score, self.max_score
+        data["score"], data["max_score"], data["complete"] = self.score, self.max_score, self.complete
         data["tolerance"] = dict(properties.TOLERANCE)
         return data
+
+    @classmethod
+    def from_json(cls, data):
+        """The report `to_json` wrote (a stored result read back)."""
+        known = {f.name for f in fields(ItemResult)}
+        items = [ItemResult(**{**{k: v for k, v in item.items() if k in known},
+                               "checks": [Check(**check) for check in item.get("checks", [])]})
+                 for item in data["items"]]
+        return cls(data["assignment"], data["submission"], data["isolation"], list(data["devices"]), items,
+                   list(data.get("problems", [])), data.get("limits", ""))
 
 
 # --- reading a submission ------------------------------------------------------
@@ -617,7 +636,7 @@ def _timeout_message(usage):
 def _judge_failure(result, reply):
     """Fill `result` for a task that produced no outputs; return whether it did."""
     if isinstance(reply, WorkerFailure):
-        result.status = "error"
+        result.status, result.grader_fault = "error", True
         result.feedback_zh = f"评分工作进程失败：{reply}"
         result.feedback_en = f"the grading worker failed: {reply}"
         return True
@@ -626,7 +645,7 @@ def _judge_failure(result, reply):
         result.feedback_zh, result.feedback_en = _timeout_message(reply.get("usage") or {})
         return True
     if reply["status"] == "starved":
-        result.status = "error"
+        result.status, result.grader_fault = "error", True
         usage = reply.get("usage") or {}
         runs = 1 + STARVED_RERUNS
         result.feedback_zh = (f"评分机器太忙：这一项运行了 {runs} 次，每次都在等待 CPU（最后一次等了 "
@@ -769,7 +788,7 @@ def _cell_failure(body, cell_index):
 
 
 def grade_many(folders, assignment_id=None, pool: Optional[WorkerPool] = None, timeout=DEFAULT_TIMEOUT,
-               show_progress=False, only=None):
+               show_progress=False, only=None, progress=None):
     """Grade several submission folders with one pool; tasks of all folders run concurrently.
 
     Every folder gets a report: a submission that cannot be read, or whose replies cannot
@@ -777,7 +796,8 @@ def grade_many(folders, assignment_id=None, pool: Optional[WorkerPool] = None, t
     `assignment_id`: one id for every folder, or a list of one per folder (the caller's choice;
     None lets the registry tell it, refusing a folder that fits several).  `only`: a list, one per
     folder, of the exercise ids to grade (a mutant is graded on its own exercise alone; the report
-    then holds only those items and no answers), or None for everything."""
+    then holds only those items and no answers), or None for everything.  `progress`: a caller's
+    bar to advance by one per folder (in steps of its tasks) instead of a bar of its own."""
     from .progress import bar
 
     own_pool = pool is None
@@ -789,12 +809,15 @@ def grade_many(folders, assignment_id=None, pool: Optional[WorkerPool] = None, t
                  for folder, ident, exercises in zip(folders, ids, wanted, strict=True)]
         tasks = [task for plan in plans for task in plan["tasks"].values()]
         replies = {}
+        step = len(plans) / len(tasks) if progress is not None and tasks else 1
+        shown = progress if progress is not None else bar(len(tasks), f"grading {len(plans)} submission(s)",
+                                                          shown=show_progress)
         with concurrent.futures.ThreadPoolExecutor(max_workers=pool.size) as executor, \
-                bar(len(tasks), f"grading {len(plans)} submission(s)", shown=show_progress) as shown:
+                (contextlib.nullcontext(shown) if progress is not None else shown):
             running = {executor.submit(_safe_run, pool, task): task["key"] for task in tasks}
             for done in concurrent.futures.as_completed(running):
                 replies[running[done]] = done.result()
-                shown.update(1)
+                shown.update(step)
         return [_judge(plan, replies, pool) for plan in plans]
     finally:
         if own_pool:
@@ -810,7 +833,12 @@ def _safe_run(pool, task):
     schema, or the WorkerFailure that lost it."""
     reruns = []
     try:
-        status, data, output, usage = pool.run(task)
+        try:
+            status, data, output, usage = pool.run(task)
+        except WorkerFailure:
+            # the trusted worker itself died or hung (killed from outside, say): the pool has
+            # replaced it, and the task runs once more before it is reported lost
+            status, data, output, usage = pool.run(task)
         while status == "starved" and len(reruns) < STARVED_RERUNS:
             reruns.append(usage)
             status, data, output, usage = pool.run(task)
