@@ -2,6 +2,7 @@
 
 import argparse
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -311,6 +312,24 @@ def _capstone(args):
     return 0
 
 
+def _autograde(args):
+    """`nbgrader autograde` in this course root, with its options spelled as nbgrader's."""
+    if bool(args.all) == bool(args.assignments):
+        print("hero autograde: name the assignments, or --all for every one with submissions", file=sys.stderr)
+        return 2
+    options = ["--log-level=WARN"]
+    options += ["--force"] if args.force else []
+    options += [f"--student={args.student}"] if args.student else []
+    options += [f"--HeroAutogradeConverter.ray_address={args.address}"] if args.address else []
+    options += [f"--HeroAutogradeConverter.jobs={args.jobs}"] if args.jobs else []
+    options += ["--HeroAutogradeConverter.reuse_results=False"] if args.fresh else []
+    status = 0
+    for assignment in ["*"] if args.all else args.assignments:  # nbgrader reads "*" as every assignment
+        status = max(status, subprocess.run([sys.executable, "-m", "nbgrader", "autograde", assignment, *options],
+                                            cwd=args.root).returncode)
+    return status
+
+
 def _gradescope(args):
     """The zip an instructor uploads to Gradescope as it is (autograder/gradescope.py)."""
     from . import gradescope
@@ -456,6 +475,19 @@ def main(argv=None):
     cap.add_argument("--top-k", type=int, default=20, help="--write: sample among the k likeliest (default 20)")
     cap.add_argument("--seed", type=int, default=0, help="--write: the random seed of the sampling")
     cap.set_defaults(run=_capstone)
+
+    auto = commands.add_parser("autograde", help="nbgrader autograde, the whole class at once and resumably: every "
+                                                 "submission graded in one pool (or on Ray), then recorded")
+    auto.add_argument("assignments", nargs="*", metavar="ASSIGNMENT")
+    auto.add_argument("--all", action="store_true", help="every assignment with submissions, under one bar")
+    auto.add_argument("--student", help="only this student (nbgrader's --student)")
+    auto.add_argument("--force", action="store_true", help="grade again what is already recorded (nbgrader's "
+                                                           "--force; results kept for the same bytes are reused)")
+    auto.add_argument("--fresh", action="store_true", help="with --force: reuse no kept result")
+    auto.add_argument("--address", help="grade on this Ray cluster (HOST:PORT); default: here, without Ray")
+    auto.add_argument("--jobs", type=int, default=0, help="sandboxed grading workers (default: the pool's own)")
+    auto.add_argument("--root", default=".", help="the course root (default: the current folder)")
+    auto.set_defaults(run=_autograde)
 
     gs = commands.add_parser("gradescope", help="write a Gradescope autograder zip for one assignment: setup.sh, "
                                                 "run_autograder, the grader and the assignment fixed inside")

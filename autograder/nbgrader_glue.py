@@ -23,39 +23,49 @@ import atexit
 import json
 import os
 import re
+import sys
+import time
 from pathlib import Path
+from shutil import rmtree
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat.v4 import new_output
 import nbgrader as nbgrader_package
 from nbgrader.converters import Autograde, BaseConverter, GenerateFeedback
+from nbgrader.converters.base import NbGraderException
 from nbgrader.api import MissingEntry
+from nbgrader import utils as nbgrader_utils
 from nbgrader.preprocessors import (
     AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds, IgnorePattern, LimitOutput,
     NbGraderPreprocessor, OverwriteCells, OverwriteKernelspec, SaveAutoGrades,
 )
 from nbgrader.utils import is_ignored
-from traitlets import Float
+from traitlets import Bool, Float, Integer, Unicode
 from traitlets.config import Config
 
-from . import engine, safefiles, sanitise
+from . import engine, ledger, progress, safefiles, sanitise
 from .sandbox import WorkerPool
 
-HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS\n.*?^[ \t]*### END HIDDEN TESTS\n?", re.S | re.M)
+HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[ \t]*\n?", re.M | re.S)
 HIDDEN_NOTE = "# （隐藏测试已由评分器在独立进程中运行 / hidden tests ran in the grader's own process）\n"
 REPORT_NAME = "hero_report.json"
+
+RECORDED_NAME = ".hero_recorded"  # in an autograded folder: the result key whose grades nbgrader recorded
+RESULTS_DIR = ".hero-results"  # in the course root: every result by key (autograder/ledger.py)
 
 _pools = {}
 MAX_COPY_BYTES = 20_000_000  # per file copied from submitted/ to autograded/
 # autograded folder -> what the safe copy left behind there, for that submission's report
 _refused = {}
+# autograded folder -> its report, graded with the whole class before nbgrader's loop records it
+_pregraded = {}
 
 
-def _pool(course_root):
+def _pool(course_root, size=None):
     """One pool per nbgrader process: torch is imported once per worker, not per submission."""
     key = str(course_root)
     if key not in _pools:
-        _pools[key] = WorkerPool(hidden=[course_root])
+        _pools[key] = WorkerPool(size=size or None, hidden=[course_root])
         atexit.register(_pools[key].close)
     return _pools[key]
 
@@ -73,8 +83,10 @@ class HeroAutograde(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         folder = Path(resources["metadata"]["path"]).resolve()
         course_root = folder.parents[2]  # <root>/autograded/<student>/<assignment>
-        report = engine.grade(folder, resources["nbgrader"]["assignment"], pool=_pool(course_root),
-                              timeout=self.timeout)
+        report = _pregraded.pop(str(folder), None)
+        if report is None:
+            report = engine.grade(folder, resources["nbgrader"]["assignment"], pool=_pool(course_root),
+                                  timeout=self.timeout)
         report.problems[:0] = _refused.get(str(folder), [])
         # <student>/<assignment>: the report goes back to the student, the course root's path does not
         report.submission = str(folder.relative_to(folder.parents[1]))
@@ -96,8 +108,6 @@ class HeroAutograde(NbGraderPreprocessor):
         return nb, resources
 
 
-_HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[ \t]*\n?", re.M | re.S)
-
 
 class ReleasedCellsOverwrite(OverwriteCells):
     """nbgrader's OverwriteCells, reporting only real changes.  The release removes the hidden
@@ -115,7 +125,7 @@ class ReleasedCellsOverwrite(OverwriteCells):
             except MissingEntry:
                 pass
             else:
-                self._as_released = cell.source.rstrip() == _HIDDEN_TESTS.sub("", source).rstrip()
+                self._as_released = cell.source.rstrip() == HIDDEN_TESTS.sub("", source).rstrip()
         return super().preprocess_cell(cell, resources, cell_index)
 
     def report_change(self, name, attr, old, new):
@@ -231,6 +241,9 @@ class SafeCopy(BaseConverter):
             for relpath in found:
                 if relpath.endswith(".ipynb") or is_ignored(os.path.join(source, relpath), self.coursedir.ignore):
                     continue
+                if relpath in (REPORT_NAME, RECORDED_NAME):  # only the grader writes these
+                    refused.append(f"{relpath}: the grader's own file name; not copied")
+                    continue
                 try:
                     data = folder.read(relpath, MAX_COPY_BYTES)
                 except safefiles.Refused as exc:
@@ -249,9 +262,26 @@ class SafeCopy(BaseConverter):
 
 
 class HeroAutogradeConverter(Autograde, SafeCopy):
-    """nbgrader's Autograde with the screening and the safe copy described above."""
+    """nbgrader's Autograde with the screening and the safe copy described above, grading a whole
+    class at once and resumably (docs/grading.md, "A whole class at once").
+
+    nbgrader's own loop runs as always (its checks, its gradebook writes, its error handling), in
+    three stages over every submission it chose: it prepares each one (the gradebook's student
+    and submission, the safe copy, the sanitising pass); then every prepared submission is graded
+    at once, in one pool of sandboxed workers or on a Ray cluster; then nbgrader's autograde pass
+    records each one's grades.  Each result is also kept by its key (submission, assignment,
+    grader: autograder/ledger.py) and an autograded folder is marked recorded only once its
+    grades are in the gradebook, so a run killed at any point and started again grades only what
+    has no result yet and records whatever is not yet recorded."""
 
     skipped = {}  # submission folder -> reason, for the caller
+    _stage, _built = None, []  # convert_notebooks' stage, and the notebooks prepared for a submission
+    jobs = Integer(0, help="Sandboxed grading workers (0: the pool's default, up to 2 on one machine)").tag(config=True)
+    ray_address = Unicode("", help="A Ray cluster's HOST:PORT to grade on (empty: grade here, no Ray)").tag(config=True)
+    parallel = Bool(True, help="Grade every chosen submission at once; False: one at a time inside nbgrader's "
+                               "loop, as before (the results are the same)").tag(config=True)
+    reuse_results = Bool(True, help="Reuse a result kept for the same submission, assignment and grader "
+                                    "(False: grade everything again)").tag(config=True)
 
     def init_notebooks(self):
         super().init_notebooks()
@@ -270,6 +300,170 @@ class HeroAutogradeConverter(Autograde, SafeCopy):
                 {"submission": f"{student_id}/{assignment_id}", "skipped": True, "score": 0, "problems": [reason]},
                 ensure_ascii=False,
                 indent=1), encoding="utf-8")
+
+    # --- which submissions: nbgrader's rule, and those an earlier run left unrecorded ---
+
+    def _submitted(self, assignment_id, student_id):
+        return self.coursedir.format_path(self.coursedir.submitted_directory, student_id, assignment_id)
+
+    def _result_key(self, assignment_id, student_id):
+        source = self.coursedir.format_path(self.coursedir.source_directory, ".", assignment_id)
+        return ledger.key(self._submitted(assignment_id, student_id), assignment_id,
+                          Path(source).glob("*.ipynb"))
+
+    def init_destination(self, assignment_id, student_id):
+        if super().init_destination(assignment_id, student_id):
+            return True
+        dest = Path(self._format_dest(assignment_id, student_id))
+        excluded = student_id in (self.coursedir.student_id_exclude or "").split(",")
+        if excluded or not dest.is_dir():
+            return False
+        recorded = self._recorded(assignment_id, student_id)
+        if recorded is True:
+            return False
+        self.log.warning("%s: %s, so it is graded again", dest,
+                         "an earlier run stopped before recording its grades" if recorded is None
+                         else "the submission, the assignment or the grader changed since it was graded")
+        rmtree(dest)
+        return True
+
+    def _recorded(self, assignment_id, student_id):
+        """True: recorded under the current key; False: under another; None: not recorded."""
+        try:
+            recorded = (Path(self._format_dest(assignment_id, student_id)) / RECORDED_NAME).read_text().strip()
+        except OSError:
+            return None
+        return recorded == self._result_key(assignment_id, student_id)
+
+    # --- stage 1 (nbgrader's loop): prepare; the autograde pass waits for stage 2 ---
+
+    def convert_notebooks(self):
+        graders = [p if isinstance(p, str) else f"{p.__module__}.{p.__qualname__}" for p in self.autograde_preprocessors]
+        if not self.parallel or import_paths([HeroAutograde])[0] not in graders:  # nbgrader's loop, as it is
+            return super().convert_notebooks()
+        started = time.monotonic()
+        self._stage, self._prepared = "prepare", []
+        found = [Path(submission).parts[-2:] for submission in self.assignments]  # (student, assignment)
+        todo = len(found) if self.force else sum(self._recorded(a, s) is not True for s, a in found)
+        # one bar over the class: each submission to do is prepared, graded and recorded
+        self._bar = progress.bar(3 * todo, "autograde", unit="step")
+        failure = None
+        try:
+            with self._bar:
+                try:
+                    super().convert_notebooks()
+                except NbGraderException as exc:  # those submissions are named in the log; the others go on
+                    failure = exc
+                self._stage = "record"
+                counts = self._grade_prepared()
+                errors = self._record_prepared()
+        finally:
+            self._stage = None
+        print(f"autograde: {len(found)} submission(s) found, {len(self._prepared)} prepared in "
+              f"{progress.duration(time.monotonic() - started)}: {counts['graded']} graded now, "
+              f"{counts['reused']} from earlier results, {len(errors)} failed to record, "
+              f"{counts['incomplete']} incomplete (the grader's own failure: run again), "
+              f"{len(self.skipped)} skipped", file=sys.stderr)
+        if failure is not None:
+            raise failure
+        if errors:
+            raise NbGraderException("could not record " + ", ".join(f"{s}/{a}" for a, s in errors))
+
+    def init_assignment(self, assignment_id, student_id):
+        super().init_assignment(assignment_id, student_id)
+        self._built = []
+
+    def convert_single_notebook(self, notebook_filename):
+        if self._stage != "prepare":
+            return super().convert_single_notebook(notebook_filename)
+        self.log.info("Sanitizing %s", notebook_filename)
+        self._sanitizing = True
+        self._init_preprocessors()
+        BaseConverter.convert_single_notebook(self, notebook_filename)
+        self._built.append(os.path.join(self.writer.build_directory, os.path.basename(notebook_filename)))
+
+    def set_permissions(self, assignment_id, student_id):
+        if self._stage == "prepare":  # the last step of a submission prepared without error
+            # nbgrader's read-only modes wait for stage 3, which writes the notebook again
+            self._prepared.append((assignment_id, student_id, self._built))
+            self._bar.update(1)
+            return
+        super().set_permissions(assignment_id, student_id)
+        # the last step of a submission recorded: its grades are in the gradebook
+        dest = Path(self._format_dest(assignment_id, student_id))
+        try:
+            report = json.loads((dest / REPORT_NAME).read_text(encoding="utf-8"))
+        except FileNotFoundError:  # graded by another preprocessor (nbgrader's own Execute, say)
+            return
+        if report.get("complete", True):
+            (dest / RECORDED_NAME).write_text(self._result_key(assignment_id, student_id) + "\n")
+
+    def run_post_convert_hook(self):
+        if self._stage != "prepare":  # after the grades are recorded, where nbgrader runs it
+            super().run_post_convert_hook()
+
+    # --- stage 2: grade every prepared submission at once ---
+
+    def _grade_prepared(self):
+        store = ledger.Ledger(Path(self.coursedir.root) / RESULTS_DIR)
+        counts = {"graded": 0, "reused": 0, "incomplete": 0}
+        todo = []
+        for assignment_id, student_id, _ in self._prepared:
+            dest = str(Path(self._format_dest(assignment_id, student_id)).resolve())
+            result_key = self._result_key(assignment_id, student_id)
+            kept = store.get(result_key) if self.reuse_results else None
+            if kept is not None:
+                _pregraded[dest] = engine.Report.from_json(kept)
+                counts["reused"] += 1
+                self._bar.update(1)
+            else:
+                todo.append((dest, assignment_id, result_key))
+        if todo:
+            self._bar.set_description(f"autograde: grading {len(todo)}")
+            reports = self._grade([dest for dest, _, _ in todo], [a for _, a, _ in todo])
+            for (dest, _, result_key), report in zip(todo, reports):
+                if report.complete:
+                    store.put(result_key, report.to_json())
+                else:
+                    counts["incomplete"] += 1
+                _pregraded[dest] = report
+            counts["graded"] = len(todo)
+        return counts
+
+    def _grade(self, folders, assignment_ids):
+        timeout = HeroAutograde(config=self.config).timeout
+        if self.ray_address:
+            from . import class_ray
+
+            return class_ray.grade(self.ray_address, folders, assignment_ids, timeout, self._bar)
+        pool = _pool(Path(self.coursedir.root).resolve(), self.jobs)
+        return engine.grade_many(folders, assignment_ids, pool=pool, timeout=timeout, progress=self._bar)
+
+    # --- stage 3: nbgrader's autograde pass records each one's grades ---
+
+    def _record_prepared(self):
+        errors = []
+        self._bar.set_description("autograde: recording")
+        for assignment_id, student_id, built in self._prepared:
+            dest = Path(self._format_dest(assignment_id, student_id))
+            try:
+                self._sanitizing = False
+                self._init_preprocessors()
+                for notebook in built:
+                    self.log.info("Autograding %s", notebook)
+                    with nbgrader_utils.setenv(NBGRADER_EXECUTION="autograde"):
+                        BaseConverter.convert_single_notebook(self, notebook)
+                self._sanitizing = True
+                self.set_permissions(assignment_id, student_id)
+                self.run_post_convert_hook()
+            except Exception:
+                self.log.exception("There was an error recording %s/%s", student_id, assignment_id)
+                errors.append((assignment_id, student_id))
+                rmtree(dest, ignore_errors=True)
+            finally:
+                self._sanitizing = True
+            self._bar.update(1)
+        return errors
 
 
 def _sandboxed_files_policy(handler):
