@@ -8,13 +8,8 @@ to it, one CPU each) in a temporary folder of its own.
 import dataclasses
 import json
 import os
-import secrets
-import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -22,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from hero_transformer import labs
+from hero_transformer import cluster, labs
 from hero_transformer.labs import runner
 
 import importlib.util
@@ -35,77 +30,13 @@ BIN = Path(sys.executable).parent
 RUN_TIMEOUT = 900  # seconds for a whole tiny grid through the CLI, on a loaded machine
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def processes_of(folder):
-    """Every process whose command line names `folder` (the cluster's temporary folder)."""
-    found = []
-    for process in psutil.process_iter(["cmdline"]):
-        try:
-            if any(str(folder) in part for part in process.info["cmdline"] or ()):
-                found.append(process)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            pass
-    return found
-
-
 @pytest.fixture
 def two_node_cluster():
-    """HOST:PORT of a Ray head and a second node joined to it, one CPU each, token-authenticated;
-    both stopped and their folder removed after the test."""
-    folder = Path(tempfile.mkdtemp(prefix="hr-", dir="/tmp"))  # short: Ray's socket paths must fit
-    token = folder / "token"
-    token.write_text(secrets.token_hex(32), encoding="utf-8")
-    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token), "RAY_USAGE_STATS_ENABLED": "0"}
-    port = free_port()
-    address = f"127.0.0.1:{port}"
-    ray = str(BIN / "ray")
-    nodes = []
-    try:
-        nodes.append(subprocess.Popen(
-            [ray, "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=1",
-             "--num-gpus=0", "--include-dashboard=false", f"--temp-dir={folder / 'ray'}"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
-        wait_for_nodes(ray, address, env, 1)
-        nodes.append(subprocess.Popen(
-            [ray, "start", "--block", f"--address={address}", "--node-ip-address=127.0.0.1", "--num-cpus=1",
-             "--num-gpus=0"],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
-        wait_for_nodes(ray, address, env, 2)
+    """HOST:PORT of a Ray head and a second node joined to it, one CPU each, token-authenticated
+    (hero_transformer/cluster.py's local_cluster), and the environment that joins it; both nodes
+    stopped and their folder removed after the test."""
+    with cluster.local_cluster(nodes=2, cpus_per_node=1) as (address, env):
         yield address, env
-    finally:
-        for node in nodes:
-            with_group(node.pid, signal.SIGTERM)
-        time.sleep(1)
-        for node in nodes:
-            with_group(node.pid, signal.SIGKILL)
-            node.wait(timeout=30)
-        for process in processes_of(folder):  # what the nodes started in sessions of their own
-            process.kill()
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def with_group(pid, sig):
-    try:
-        os.killpg(pid, sig)
-    except ProcessLookupError:
-        pass
-
-
-def wait_for_nodes(ray, address, env, count, timeout=120):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        status = subprocess.run([ray, "status", f"--address={address}"], env=env, capture_output=True, text=True,
-                                timeout=60)
-        active = status.stdout.split("Active:", 1)[-1].split("Pending:", 1)[0]
-        if status.returncode == 0 and active.count("node_") >= count:
-            return
-        time.sleep(2)
-    raise AssertionError(f"the Ray cluster at {address} did not reach {count} nodes in {timeout} s")
 
 
 def hero_lab(args, labs_dir, env=None):

@@ -9,14 +9,19 @@
   as it was.
 
 A block inside another block uses the Ray already there, so a test can share one embedded Ray
-between many grids.
+between many grids.  `local_cluster()` starts a cluster of several nodes on this machine, for the
+tests and benchmarks that join one.
 """
 
 import os
 import secrets
 import shutil
+import signal
+import socket
+import subprocess
 import sys
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -88,3 +93,61 @@ def session(address=None, num_cpus=None, num_gpus=None):
         ray.shutdown()
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def local_cluster(nodes=2, cpus_per_node=1):
+    """A Ray cluster of `nodes` nodes on this machine (`ray start --head` and nodes joined to it),
+    on the loopback address, token-authenticated, in a temporary folder of its own: what a test or
+    a benchmark joins with `session(address)`.  Yields (HOST:PORT, the environment a process needs
+    to join it); stops every node and removes the folder at the end, however the block ends."""
+    import psutil
+
+    folder = Path(tempfile.mkdtemp(prefix="hr-", dir="/tmp"))  # short: Ray's socket paths must fit
+    token = folder / "token"
+    token.write_text(secrets.token_hex(32), encoding="utf-8")
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token), "RAY_USAGE_STATS_ENABLED": "0"}
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    address = f"127.0.0.1:{port}"
+    ray = str(Path(sys.executable).parent / "ray")
+    common = ["--block", "--node-ip-address=127.0.0.1", f"--num-cpus={cpus_per_node}", "--num-gpus=0"]
+    started = []
+    try:
+        for number in range(nodes):
+            where = ([ "--head", f"--port={port}", "--include-dashboard=false", f"--temp-dir={folder / 'ray'}"]
+                     if number == 0 else [f"--address={address}"])
+            started.append(subprocess.Popen([ray, "start", *where, *common], env=env, stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.DEVNULL, start_new_session=True))
+            _wait_for_nodes(ray, address, env, number + 1)
+        yield address, env
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for node in started:
+                try:
+                    os.killpg(node.pid, sig)
+                except ProcessLookupError:
+                    pass
+            time.sleep(1 if sig == signal.SIGTERM else 0)
+        for node in started:
+            node.wait(timeout=30)
+        for process in psutil.process_iter(["cmdline"]):  # what the nodes started in sessions of their own
+            try:
+                if any(str(folder) in part for part in process.info["cmdline"] or ()):
+                    process.kill()
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                pass
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _wait_for_nodes(ray, address, env, count, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = subprocess.run([ray, "status", f"--address={address}"], env=env, capture_output=True, text=True,
+                                timeout=60)
+        active = status.stdout.split("Active:", 1)[-1].split("Pending:", 1)[0]
+        if status.returncode == 0 and active.count("node_") >= count:
+            return
+        time.sleep(2)
+    raise RayUnavailable(f"the Ray cluster at {address} did not reach {count} nodes in {timeout} s")
