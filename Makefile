@@ -69,6 +69,7 @@ release: $(STAMP)
 
 bench: $(STAMP) sandbox
 	$(VENV)/bin/python benchmarks/grading_speed.py
+	$(VENV)/bin/python benchmarks/class_autograde.py
 	$(VENV)/bin/python benchmarks/task_overhead.py
 	HERO_LAB_CORPUS=fixture $(VENV)/bin/python benchmarks/lab_scheduling.py --steps 2000
 
