@@ -253,6 +253,7 @@ def test_lab_times_refuses_a_file_off_its_schema_and_a_measurement_of_another_se
 
     from autograder import lab_times
     from hero_transformer import labs
+    from hero_transformer.labs import runner
 
     good = lab_times.measured()
     lab = labs.get("depth_placement")
@@ -269,7 +270,9 @@ def test_lab_times_refuses_a_file_off_its_schema_and_a_measurement_of_another_se
         other = {**good["labs"]["depth_placement"]["full"], "setting": {**lab.settings["full"], "steps": 1}}
         bad.write_text(json.dumps({**good, "labs": {"depth_placement": {"full": other}}}), encoding="utf-8")
         monkeypatch.setenv("HERO_LABS_DIR", str(tmp_path / "labs"))
-        assert lab_times.describe(lab, "full") == "time not measured"  # depth_placement has no full record
+        # No committed run either, so only the estimate could speak, and it is for another setting.
+        monkeypatch.setattr(runner, "recorded_results", lambda lab, mode: None)
+        assert lab_times.describe(lab, "full") == "time not measured"
     finally:
         lab_times.measured.cache_clear()
 
