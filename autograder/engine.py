@@ -11,6 +11,7 @@ import dataclasses
 import json
 import re
 import secrets
+import threading
 import traceback
 from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
@@ -787,6 +788,58 @@ def _cell_failure(body, cell_index):
 # --- the whole submission ---------------------------------------------------------------
 
 
+class Grading:
+    """Submissions graded as they come, in one pool: `submit` reads and plans a folder here and
+    queues its tasks; the future it returns gives the report once the last task has replied.
+    Tasks run in the order submitted, so a caller can prepare the next submission, or record an
+    earlier one, while the workers grade.  `progress`: a bar to advance by one per submission
+    graded."""
+
+    def __init__(self, pool: WorkerPool, progress=None):
+        self.pool, self.progress = pool, progress
+        self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=pool.size)
+        self._lock = threading.Lock()
+
+    def submit(self, folder, assignment_id=None, timeout=DEFAULT_TIMEOUT, only=None):
+        plan = _plan(Path(folder), assignment_id, timeout, only)
+        tasks = list(plan["tasks"].values())
+        result, replies, left = concurrent.futures.Future(), {}, [len(tasks)]
+
+        def judge():
+            try:
+                result.set_result(_judge(plan, replies, self.pool))
+            except BaseException as exc:  # the caller sees it where it asks for the report
+                result.set_exception(exc)
+            if self.progress is not None:
+                with self._lock:
+                    self.progress.update(1)
+
+        def replied(key, running):
+            replies[key] = running.result()  # _safe_run returns its failures; it never raises
+            with self._lock:
+                left[0] -= 1
+                last = left[0] == 0
+            if last:
+                judge()
+
+        if not tasks:
+            judge()
+        for task in tasks:
+            self._executor.submit(_safe_run, self.pool, task).add_done_callback(
+                lambda running, key=task["key"]: replied(key, running))
+        return result
+
+    def close(self, cancel=False):
+        """Wait for every task queued; `cancel`: drop those not yet started."""
+        self._executor.shutdown(wait=True, cancel_futures=cancel)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, *exc):
+        self.close(cancel=kind is not None)
+
+
 def grade_many(folders, assignment_id=None, pool: Optional[WorkerPool] = None, timeout=DEFAULT_TIMEOUT,
                show_progress=False, only=None, progress=None):
     """Grade several submission folders with one pool; tasks of all folders run concurrently.
@@ -797,7 +850,7 @@ def grade_many(folders, assignment_id=None, pool: Optional[WorkerPool] = None, t
     None lets the registry tell it, refusing a folder that fits several).  `only`: a list, one per
     folder, of the exercise ids to grade (a mutant is graded on its own exercise alone; the report
     then holds only those items and no answers), or None for everything.  `progress`: a caller's
-    bar to advance by one per folder (in steps of its tasks) instead of a bar of its own."""
+    bar to advance by one per folder graded instead of a bar of its own."""
     from .progress import bar
 
     own_pool = pool is None
@@ -805,20 +858,14 @@ def grade_many(folders, assignment_id=None, pool: Optional[WorkerPool] = None, t
     try:
         ids = list(assignment_id) if isinstance(assignment_id, (list, tuple)) else [assignment_id] * len(folders)
         wanted = list(only) if only is not None else [None] * len(folders)
-        plans = [_plan(Path(folder), ident, timeout, exercises)
-                 for folder, ident, exercises in zip(folders, ids, wanted, strict=True)]
-        tasks = [task for plan in plans for task in plan["tasks"].values()]
-        replies = {}
-        step = len(plans) / len(tasks) if progress is not None and tasks else 1
-        shown = progress if progress is not None else bar(len(tasks), f"grading {len(plans)} submission(s)",
-                                                          shown=show_progress)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=pool.size) as executor, \
-                (contextlib.nullcontext(shown) if progress is not None else shown):
-            running = {executor.submit(_safe_run, pool, task): task["key"] for task in tasks}
-            for done in concurrent.futures.as_completed(running):
-                replies[running[done]] = done.result()
-                shown.update(step)
-        return [_judge(plan, replies, pool) for plan in plans]
+        if len(ids) != len(folders) or len(wanted) != len(folders):
+            raise ValueError("one assignment id and one exercise list per folder")
+        shown = progress if progress is not None else bar(len(folders), f"grading {len(folders)} submission(s)",
+                                                          unit="submission", shown=show_progress)
+        with (contextlib.nullcontext(shown) if progress is not None else shown), Grading(pool, shown) as grading:
+            futures = [grading.submit(folder, ident, timeout, exercises)
+                       for folder, ident, exercises in zip(folders, ids, wanted)]
+            return [future.result() for future in futures]
     finally:
         if own_pool:
             pool.close()

@@ -25,8 +25,13 @@ import os
 import re
 import sys
 import time
+from concurrent.futures import Future
+from functools import lru_cache
 from pathlib import Path
 from shutil import rmtree
+from types import SimpleNamespace
+
+import jsonschema
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat.v4 import new_output
@@ -35,6 +40,7 @@ from nbgrader.converters import Autograde, BaseConverter, GenerateFeedback
 from nbgrader.converters.base import NbGraderException
 from nbgrader.api import MissingEntry
 from nbgrader import utils as nbgrader_utils
+from nbgrader.nbgraderformat import common as nbgrader_format
 from nbgrader.preprocessors import (
     AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds, IgnorePattern, LimitOutput,
     NbGraderPreprocessor, OverwriteCells, OverwriteKernelspec, SaveAutoGrades,
@@ -342,7 +348,10 @@ class HeroAutogradeConverter(Autograde, SafeCopy):
         if not self.parallel or import_paths([HeroAutograde])[0] not in graders:  # nbgrader's loop, as it is
             return super().convert_notebooks()
         started = time.monotonic()
-        self._stage, self._prepared = "prepare", []
+        self._stage, self._prepared, self._grading = "prepare", [], None
+        self._counts = {"graded": 0, "reused": 0, "incomplete": 0}
+        self._ledger = ledger.Ledger(Path(self.coursedir.root) / RESULTS_DIR)
+        self._timeout = HeroAutograde(config=self.config).timeout
         found = [Path(submission).parts[-2:] for submission in self.assignments]  # (student, assignment)
         todo = len(found) if self.force else sum(self._recorded(a, s) is not True for s, a in found)
         # one bar over the class: each submission to do is prepared, graded and recorded
@@ -355,10 +364,12 @@ class HeroAutogradeConverter(Autograde, SafeCopy):
                 except NbGraderException as exc:  # those submissions are named in the log; the others go on
                     failure = exc
                 self._stage = "record"
-                counts = self._grade_prepared()
                 errors = self._record_prepared()
         finally:
             self._stage = None
+            if self._grading is not None:
+                self._grading.close(cancel=True)
+        counts = self._counts
         print(f"autograde: {len(found)} submission(s) found, {len(self._prepared)} prepared in "
               f"{progress.duration(time.monotonic() - started)}: {counts['graded']} graded now, "
               f"{counts['reused']} from earlier results, {len(errors)} failed to record, "
@@ -385,7 +396,7 @@ class HeroAutogradeConverter(Autograde, SafeCopy):
     def set_permissions(self, assignment_id, student_id):
         if self._stage == "prepare":  # the last step of a submission prepared without error
             # nbgrader's read-only modes wait for stage 3, which writes the notebook again
-            self._prepared.append((assignment_id, student_id, self._built))
+            self._prepared.append((assignment_id, student_id, self._built, self._start_grading(assignment_id, student_id)))
             self._bar.update(1)
             return
         super().set_permissions(assignment_id, student_id)
@@ -402,51 +413,51 @@ class HeroAutogradeConverter(Autograde, SafeCopy):
         if self._stage != "prepare":  # after the grades are recorded, where nbgrader runs it
             super().run_post_convert_hook()
 
-    # --- stage 2: grade every prepared submission at once ---
+    # --- stage 2: each prepared submission is graded while the next ones are prepared ---
 
-    def _grade_prepared(self):
-        store = ledger.Ledger(Path(self.coursedir.root) / RESULTS_DIR)
-        counts = {"graded": 0, "reused": 0, "incomplete": 0}
-        todo = []
-        for assignment_id, student_id, _ in self._prepared:
-            dest = str(Path(self._format_dest(assignment_id, student_id)).resolve())
-            result_key = self._result_key(assignment_id, student_id)
-            kept = store.get(result_key) if self.reuse_results else None
-            if kept is not None:
-                _pregraded[dest] = engine.Report.from_json(kept)
-                counts["reused"] += 1
-                self._bar.update(1)
-            else:
-                todo.append((dest, assignment_id, result_key))
-        if todo:
-            self._bar.set_description(f"autograde: grading {len(todo)}")
-            reports = self._grade([dest for dest, _, _ in todo], [a for _, a, _ in todo])
-            for (dest, _, result_key), report in zip(todo, reports):
-                if report.complete:
-                    store.put(result_key, report.to_json())
-                else:
-                    counts["incomplete"] += 1
-                _pregraded[dest] = report
-            counts["graded"] = len(todo)
-        return counts
+    def _start_grading(self, assignment_id, student_id):
+        """A future of the submission's report: a result kept under its key, or its grading,
+        which starts now in the class's one pool (or on Ray) and is kept once complete."""
+        dest = Path(self._format_dest(assignment_id, student_id)).resolve()
+        result_key = self._result_key(assignment_id, student_id)
+        kept = self._ledger.get(result_key) if self.reuse_results else None
+        if kept is not None:
+            self._counts["reused"] += 1
+            self._bar.update(1)
+            future = Future()
+            future.set_result(engine.Report.from_json(kept))
+            return future
+        if self._grading is None:
+            self._grading = self._grader()
+        future = self._grading.submit(dest, assignment_id, self._timeout)
+        future.add_done_callback(lambda graded: self._keep(result_key, graded))
+        future.graded_now = True
+        return future
 
-    def _grade(self, folders, assignment_ids):
-        timeout = HeroAutograde(config=self.config).timeout
+    def _keep(self, result_key, graded):
+        # in the grading thread, as soon as the report exists: a run killed later reuses it
+        if not graded.cancelled() and graded.exception() is None and graded.result().complete:
+            self._ledger.put(result_key, graded.result().to_json())
+
+    def _grader(self):
         if self.ray_address:
             from . import class_ray
 
-            return class_ray.grade(self.ray_address, folders, assignment_ids, timeout, self._bar)
-        pool = _pool(Path(self.coursedir.root).resolve(), self.jobs)
-        return engine.grade_many(folders, assignment_ids, pool=pool, timeout=timeout, progress=self._bar)
+            return class_ray.Grading(self.ray_address, progress=self._bar)
+        return engine.Grading(_pool(Path(self.coursedir.root).resolve(), self.jobs), progress=self._bar)
 
-    # --- stage 3: nbgrader's autograde pass records each one's grades ---
+    # --- stage 3: nbgrader's autograde pass records each one's grades, in the order prepared ---
 
     def _record_prepared(self):
         errors = []
-        self._bar.set_description("autograde: recording")
-        for assignment_id, student_id, built in self._prepared:
+        for assignment_id, student_id, built, graded in self._prepared:
             dest = Path(self._format_dest(assignment_id, student_id))
             try:
+                report = _pregraded[str(dest.resolve())] = graded.result()
+                if getattr(graded, "graded_now", False):
+                    self._counts["graded"] += 1
+                    self._counts["incomplete"] += not report.complete
+                self._bar.set_description("autograde: recording")
                 self._sanitizing = False
                 self._init_preprocessors()
                 for notebook in built:
@@ -462,8 +473,29 @@ class HeroAutogradeConverter(Autograde, SafeCopy):
                 rmtree(dest, ignore_errors=True)
             finally:
                 self._sanitizing = True
+                _pregraded.pop(str(dest.resolve()), None)
             self._bar.update(1)
         return errors
+
+
+@lru_cache(maxsize=None)
+def _metadata_validator(schema_text):
+    schema = json.loads(schema_text)
+    validator = jsonschema.validators.validator_for(schema)
+    validator.check_schema(schema)
+    return validator(schema)
+
+
+def _validate_cell_metadata(instance, schema):
+    """jsonschema.validate, with the schema checked once and its validator kept.  nbgrader checks
+    every cell's metadata with jsonschema.validate, which first checks the schema itself against
+    its metaschema: that repeated check was 40% of nbgrader's own work per submission in the
+    class's autograde (profiled; docs/benchmarks.md).  nbgrader's schema is one file that no run
+    changes, so each cell is still checked exactly as before, against the same schema."""
+    error = jsonschema.exceptions.best_match(_metadata_validator(json.dumps(schema, sort_keys=True))
+                                             .iter_errors(instance))
+    if error is not None:
+        raise error
 
 
 def _sandboxed_files_policy(handler):
@@ -483,6 +515,7 @@ def install():
     import nbgrader.apps.generatefeedbackapp as feedback_app
 
     app.Autograde = HeroAutogradeConverter
+    nbgrader_format.jsonschema = SimpleNamespace(validate=_validate_cell_metadata)
     feedback_app.GenerateFeedback = HeroGenerateFeedback
     handlers = sys.modules.get("nbgrader.server_extensions.formgrader.handlers")
     if handlers is not None and not hasattr(handlers.SubmissionFilesHandler, "_hero_policy"):
