@@ -527,8 +527,8 @@ def main():
         signal.signal(number, signal.SIG_IGN)
     while True:
         message, fds, _, _ = socket.recv_fds(control, 4096, 3)
-        if not message:
-            return  # the grader went away
+        if not message:  # the grader went away: exit at once (finalising torch costs a second of CPU for nothing)
+            os._exit(0)
         if len(fds) != 3:
             for fd in fds:
                 os.close(fd)
