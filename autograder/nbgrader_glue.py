@@ -122,16 +122,19 @@ class ReleasedCellsOverwrite(OverwriteCells):
     submission that drown the one warning that matters.  A locked cell exactly as released is
     restored silently; one the student edited is still reported (and restored) by nbgrader."""
 
+    def preprocess(self, nb, resources):
+        self._released = None  # grade id -> the cell as released, read with the notebook's first cell
+        return super().preprocess(nb, resources)
+
     def preprocess_cell(self, cell, resources, cell_index):
-        self._as_released = False
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id is not None:
+        if self._released is None:  # one query for the notebook, not one more per cell
             try:
-                source = self.gradebook.find_source_cell(grade_id, self.notebook_id, self.assignment_id).source
+                cells = self.gradebook.find_notebook(self.notebook_id, self.assignment_id).source_cells
             except MissingEntry:
-                pass
-            else:
-                self._as_released = cell.source.rstrip() == HIDDEN_TESTS.sub("", source).rstrip()
+                cells = []
+            self._released = {c.name: HIDDEN_TESTS.sub("", c.source).rstrip() for c in cells}
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        self._as_released = grade_id in self._released and cell.source.rstrip() == self._released[grade_id]
         return super().preprocess_cell(cell, resources, cell_index)
 
     def report_change(self, name, attr, old, new):
