@@ -268,6 +268,14 @@ def reference_module(exercise_id):
     return reference.load(registry.exercise(exercise_id).module)
 
 
+# Submissions are judged in whichever thread their last task replied in (Grading), so judges run
+# side by side.  What they share is not theirs to share: the reference modules, into which
+# outputs_with patches a fault's body while it runs them, and torch's global generator, which cases
+# seed.  A reference submission judged while another thread had post_ln patched into the reference
+# block lost its points (tests/test_grader.py).  So one item is judged at a time in a process.
+_REFERENCE_IN_USE = threading.RLock()
+
+
 @lru_cache(maxsize=None)
 def reference_outputs(exercise_id):
     module = reference_module(exercise_id)
@@ -291,12 +299,13 @@ def outputs_with(exercise_id, function):
     exercise, module = registry.exercise(exercise_id), reference_module(exercise_id)
     owner_name, _, attribute = exercise.target.rpartition(".")
     owner = getattr(module, owner_name) if owner_name else module
-    saved = owner.__dict__[attribute]
-    setattr(owner, attribute, function)
-    try:
-        return {name: _run(module, exercise_id, name) for name in cases_of(exercise_id)}
-    finally:
-        setattr(owner, attribute, saved)
+    with _REFERENCE_IN_USE:  # no judge may run the reference while it holds another body
+        saved = owner.__dict__[attribute]
+        setattr(owner, attribute, function)
+        try:
+            return {name: _run(module, exercise_id, name) for name in cases_of(exercise_id)}
+        finally:
+            setattr(owner, attribute, saved)
 
 
 # --- comparing values --------------------------------------------------------------
@@ -942,7 +951,8 @@ def _plan(folder: Path, assignment_id, timeout, only=None):
 def _judge_safely(kind, entry, max_score, judge, *args):
     """An error while judging costs that item and is reported; it never ends the run."""
     try:
-        return judge(entry, max_score, *args)
+        with _REFERENCE_IN_USE:
+            return judge(entry, max_score, *args)
     except Exception as exc:
         item = ItemResult(entry.id, kind, entry.title_zh, entry.title_en, max_score)
         item.status = "error"

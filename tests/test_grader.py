@@ -2,6 +2,9 @@
 chapter gets (each fault, variant and forbidden shortcut, every exercise graded alone) are in
 tests/test_catalogues.py."""
 
+import threading
+import time
+
 import pytest
 import torch
 
@@ -113,3 +116,42 @@ def test_a_body_that_writes_into_its_inputs_changes_no_cached_case():
     finally:
         module.gelu = saved
     assert all(torch.equal(engine.cases_of("gelu")[name]["x"], x) for name, x in before.items())
+
+
+def test_a_judge_never_runs_a_reference_another_thread_patched(pool, monkeypatch):
+    """engine.Grading judges each submission in the thread where its last task replied, so judges
+    run side by side, and a judge diagnosing a faulty submission patches the fault's body into the
+    shared reference module (engine.outputs_with).  A reference submission judged while post_ln is
+    patched into the reference block must still be judged against the true reference: here the
+    patch is held open until well after the reference submission's task has replied."""
+    post_ln = next(entry.function for entry in engine.faults_of("block") if entry.id == "post_ln")
+    patched, release_patch, replied = threading.Event(), threading.Event(), threading.Event()
+
+    def held_open(*args, **kwargs):
+        patched.set()
+        release_patch.wait(120)
+        return post_ln(*args, **kwargs)
+
+    def run_and_signal(*args):
+        reply = real_run(*args)
+        replied.set()
+        return reply
+
+    real_run = engine._safe_run
+    monkeypatch.setattr(engine, "_safe_run", run_and_signal)
+    engine.reference_outputs.cache_clear()  # the judge computes them now, while the patch is in place
+    diagnosis = threading.Thread(target=engine.outputs_with, args=("block", held_open))
+    diagnosis.start()
+    try:
+        assert patched.wait(120)
+        with engine.Grading(pool) as grading:
+            graded = grading.submit(SAMPLES / "reference", CHAPTER.id, only=["block"])
+            assert replied.wait(300)
+            time.sleep(2)  # ample for an unguarded judge (milliseconds) to finish against the patched block
+            release_patch.set()
+            report = graded.result(timeout=300)
+    finally:
+        release_patch.set()
+        diagnosis.join()
+        engine.reference_outputs.cache_clear()
+    assert report.item("block").status == "passed", report.item("block").feedback_en
