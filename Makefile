@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test release sandbox browser postgres hub-proxy bench bench-model
+.PHONY: demo test release sandbox browser postgres hub-proxy student-env bench bench-model
 
 $(STAMP): pyproject.toml autograder/pytest_guard.py
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,22 @@ hub-proxy:
 	    echo "note: npm not found; tests/test_hub.py will skip"; \
 	  fi; }
 
+# The students' Python environment on a hub (docs/hub.md): third-party packages only, at the
+# versions of the instructor's .venv; it holds no hero_transformer, autograder, course or solutions
+# (students import their fetched folder's own hero_transformer/). A department builds it where every
+# user can read it: make student-env STUDENT_ENV=/opt/hero-student
+STUDENT_ENV ?= build/student-env
+STUDENT_PACKAGES := torch numpy matplotlib tqdm scipy ray psutil jupyterlab nbgrader jupyterhub
+student-env: $(STAMP)
+	@test -x $(STUDENT_ENV)/bin/jupyterhub-singleuser || { \
+	  rm -rf $(STUDENT_ENV) && $(PYTHON) -m venv $(STUDENT_ENV) && \
+	  $(VENV)/bin/pip freeze --exclude-editable > $(STUDENT_ENV)/constraints.txt && \
+	  $(STUDENT_ENV)/bin/pip install --quiet torch==2.13.0 && \
+	  $(STUDENT_ENV)/bin/pip install --quiet -c $(STUDENT_ENV)/constraints.txt $(STUDENT_PACKAGES) && \
+	  $(STUDENT_ENV)/bin/jupyter labextension disable --level=sys_prefix @jupyter/nbgrader:formgrader \
+	    @jupyter/nbgrader:create-assignment >/dev/null 2>&1 || { \
+	  rm -rf $(STUDENT_ENV); echo "note: the students' environment could not be built; tests/test_hub.py will skip"; }; }
+
 # PostgreSQL's server for tests/test_gradebook_postgres.py (a throw-away cluster the test starts
 # and removes itself); without it those tests skip and say why
 postgres:
@@ -61,7 +77,7 @@ postgres:
 demo: $(STAMP) sandbox
 	$(VENV)/bin/hero demo
 
-test: $(STAMP) sandbox browser postgres hub-proxy
+test: $(STAMP) sandbox browser postgres hub-proxy student-env
 	$(VENV)/bin/python -m pytest
 
 release: $(STAMP)

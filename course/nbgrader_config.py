@@ -36,6 +36,12 @@ c.Exchange.root = os.path.join(c.CourseDirectory.root, "build", "exchange")
 if not os.path.isdir(c.Exchange.root):
     os.makedirs(c.Exchange.root)
     os.chmod(c.Exchange.root, 0o777)  # what nbgrader's release_assignment sets (and warns about otherwise)
+# The instructor's side of the exchange: collect attributes each submission to the user who made its
+# folder, follows no link and names every folder it refuses; release writes only into exchange folders
+# of its own (autograder/exchange.py, docs/hub.md). Students keep nbgrader's own fetch and submit.
+c.ExchangeFactory.collect = "autograder.exchange.HeroExchangeCollect"
+c.ExchangeFactory.release_assignment = "autograder.exchange.HeroExchangeReleaseAssignment"
+c.ExchangeFactory.release_feedback = "autograder.exchange.HeroExchangeReleaseFeedback"
 
 # Student-facing stub of notebook answer cells: each answer cell's `name = ...` line stands
 # above its solution, so an unanswered cell raises nothing and Run All goes on to the end.
