@@ -11,6 +11,7 @@ inside the sandbox next to student code.
 """
 
 import contextlib
+import inspect
 import os
 import sys
 import traceback
@@ -46,7 +47,82 @@ def _dotted(code):
 TRANSPARENT = frozenset({"torch._dynamo.eval_frame.DisableContext.__call__.<locals>._fn"})
 MISSING = object()
 SUBCLASS_DISPATCH = "torch.Tensor.__torch_dispatch__"  # as registry.SUBCLASS_DISPATCH (this file imports no registry)
+LIBRARY_ROUTE = "torch.library"  # as registry.LIBRARY_ROUTE: an operator or kernel registered from Python
+MODE_ROUTE = "torch.utils._python_dispatch.TorchDispatchMode"  # as registry.MODE_ROUTE: a dispatch mode of one's own
+ASIDE_ROUTE = "torch._C"  # as registry.ASIDE_ROUTE: a torch function called while the operator watch is set aside
 ROUTES_PER_CALL = 2  # route names kept per forbidden call (the reply holds at most 10 strings)
+
+
+def _registration(name):
+    """A fingerprint of everything the dispatcher holds for one operator: its schema and every kernel,
+    with the file each was registered from."""
+    return hash(torch._C._dispatch_dump(name))
+
+
+# The dispatcher as torch itself left it, taken when this file is imported: in the worker, before any
+# student file is (an operator defined, or a kernel of torch's replaced, by the code under test at its
+# import or later differs from this).  64 ms once per process.
+TORCH_OPERATORS = {name: _registration(name) for name in torch._C._dispatch_get_all_op_names()}
+# operators whose Python key (the key the watch dispatches from) torch itself handles specially: a
+# kernel or fallthrough registered there by anyone else hides the operator from the watch altogether
+TORCH_PYTHON_KEY = frozenset(torch._C._dispatch_get_registrations_for_dispatch_key("Python"))
+# the methods of a torch.library registration (torch.library.Library and custom_op end in them)
+_REGISTERING = ("def_", "def_legacy", "def_name_t_t", "def_schema_t_t", "define", "fallback", "fallback_fallthrough",
+                "impl", "impl_t_t", "impl_with_aoti_compile", "register_ad_inplace_or_view_fallback", "reset")
+
+
+def _torch_s_own(func):
+    """Whether the operator is torch's as torch registered it: not one defined by the code under test
+    (torch.library.Library, custom_op, register_kernel...) nor one of torch's whose kernels it replaced
+    (an IMPL library on aten): such a kernel runs with the watch set aside, where nothing it does is seen."""
+    try:
+        name = func.name()
+    except Exception:  # not an operator of the dispatcher's table (a higher-order operator)
+        return True
+    return TORCH_OPERATORS.get(name) == _registration(name)
+
+
+def _own_modes():
+    """Whether a TorchDispatchMode other than torch's own is on the stack: it runs an operator the
+    watch passes on (one pushed below the watch, before it started) with the watch set aside."""
+    for index in range(torch._C._len_torch_dispatch_stack()):
+        handler = inspect.unwrap(type(torch._C._get_dispatch_stack_at(index)).__torch_dispatch__)
+        code = getattr(handler, "__code__", None)
+        if code is not _WATCH_CODE and not (code is not None and _dotted(code)):
+            return True
+    return False
+
+
+_PYTHON = torch._C.DispatchKey.Python  # the dispatch key from which dispatch modes are run
+_COMPOSITES = {}  # operator -> whether it has a CompositeImplicitAutograd kernel
+
+
+def _composite(func):
+    composite = _COMPOSITES.get(func)
+    if composite is None:
+        try:
+            composite = torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd")
+        except Exception:  # not an operator of the dispatcher's table (a higher-order operator)
+            composite = False
+        _COMPOSITES[func] = composite
+    return composite
+
+
+# torch's public functions written in Python and the wrappers between them and a function mode
+_ENTRY_POINTS = ("torch.overrides.", "torch._compile.", "torch._tensor.", "torch.functional.", "torch.nn.functional.",
+                 "torch.nn.modules.")
+
+
+def _called_by_code_under_test(func):
+    """Whether the torch function the function watch is handling was called by code outside torch (the
+    code under test), not by torch's own code (which sets the dispatch modes aside to print a tensor, say)."""
+    frame = sys._getframe(2)
+    while frame is not None and _dotted(frame.f_code).startswith(_ENTRY_POINTS):
+        frame = frame.f_back
+    return frame is not None and not _dotted(frame.f_code)
+
+
+_WATCH_CODE = None  # the code of the watch's own handler (a watch inside a watch is no route)
 
 
 @contextlib.contextmanager
@@ -61,9 +137,14 @@ def watching(forbids):
     and this `with`, any operator of the `prims` namespace, and any call of a TorchScript function
     or method counts as that entry's call, and `<call>\t<dotted name of the function>` names the
     route.  A compiled function (torch.compile) runs eagerly under the watch (dynamo's stance
-    "force_eager"), inside dynamo's own frames.  The record is what the student's own process saw:
-    it catches a shortcut taken in good faith, not one hidden by code that switches the watch off
-    (docs/grading.md says so)."""
+    "force_eager"), inside dynamo's own frames.  Code that torch runs with the operator watch set
+    aside counts as the `internals` entry too: a tensor subclass's own __torch_dispatch__, an operator
+    defined or a kernel of torch's replaced from Python (torch.library, custom_op: any operator whose
+    dispatcher entry differs from TORCH_OPERATORS, or a kernel on the Python key), a TorchDispatchMode
+    of the code's own (pushed before or during the watch), and a torch function or torch.ops call the
+    code under test makes while a torch._C guard or a popped mode stack sets the watch aside, or an
+    OpOverload.redispatch.  The record is what the student's own process saw: code that captures
+    torch's internals before the watch and turns off both modes is not seen (docs/grading.md says so)."""
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -76,6 +157,7 @@ def watching(forbids):
     # the frame of the `with` statement: the walk up the stack stops there (the grader's own frames
     # above it are never the code under test); a thread's stack, which never meets it, is walked whole
     boundary = sys._getframe(2) if internals else None
+    torch_s_own = {}  # operator -> _torch_s_own(operator), this watch's verdicts (a registration clears them)
     hits = {}  # code object -> the (call, route) its frames make, or None: each code is matched once
     routes = {}
 
@@ -84,6 +166,11 @@ def watching(forbids):
             if route == prefix or route.startswith(prefix + "."):
                 return call, route
         return None
+
+    library = matched(LIBRARY_ROUTE)  # (call, route) of an operator or kernel of one's own, or None
+    mode_route = matched(MODE_ROUTE)  # (call, route) of a dispatch mode of one's own, or None
+    aside = matched(ASIDE_ROUTE)  # (call, route) of a torch function called with the watch set aside, or None
+    handling = [0]  # how deep the watch's own handler is running an operator (it is popped meanwhile)
 
     def hit(code):
         dotted = _dotted(code)
@@ -130,15 +217,99 @@ def watching(forbids):
                     found = [f for f in [matched(SUBCLASS_DISPATCH)] if f is not None] + found
                 if func.namespace == "prims":  # torch._prims' operators, however they are reached
                     found = [f for f in [matched(f"torch._prims.{name}")] + found if f is not None]
+                if library is not None:
+                    own = torch_s_own.get(func)
+                    if own is None:
+                        own = torch_s_own[func] = _torch_s_own(func)
+                    if not own:  # its kernel, registered from Python, runs next with this mode set aside
+                        found = [library] + found
+                if mode_route is not None and torch._C._len_torch_dispatch_stack() and _own_modes():
+                    found = [mode_route] + found  # a mode below this one runs the operator next
                 if found:
                     record(found)
-            return func(*args, **(kwargs or {}))
+            if _composite(func):
+                # a composite reaches this mode only when the keys above it were set aside
+                # (torch._C._AutoDispatchBelowAutograd, inference mode): decomposed here, under this
+                # mode, what it runs is seen as when it decomposes above the mode
+                with self:
+                    result = func.decompose(*args, **(kwargs or {}))
+                if result is not NotImplemented:
+                    return result
+            handling[0] += 1
+            try:
+                return func(*args, **(kwargs or {}))
+            finally:
+                handling[0] -= 1
+
+    watch = Watch()
+
+    def in_effect():
+        """Whether the operator watch would see an operator dispatched now: it is the innermost mode and
+        the Python key, where modes are dispatched from, is not excluded (torch._C's dispatch guards)."""
+        depth = torch._C._len_torch_dispatch_stack()
+        return (depth and torch._C._get_dispatch_stack_at(depth - 1) is watch
+                and torch._C._dispatch_tls_is_dispatch_key_included(_PYTHON)
+                and not torch._C._dispatch_tls_is_dispatch_key_excluded(_PYTHON))
+
+    def set_aside():
+        """The code under test calls torch where the watch is set aside: named as a guard, unless a dispatch
+        mode of its own was seen first (whose handler runs with the watch set aside: that is the route)."""
+        if mode_route is None or f"{mode_route[0]}\t{mode_route[1]}" not in seen:
+            record([aside])
+
+    global _WATCH_CODE
+    _WATCH_CODE = inspect.unwrap(Watch.__torch_dispatch__).__code__  # torch wraps every mode's handler
+
+    def registering(original):
+        """A torch.library registration while the watch runs: the verdicts kept so far may be stale,
+        and a kernel put on the Python key hides its operator from the watch altogether."""
+        def register(*args, **kwargs):
+            torch_s_own.clear()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                check_python_key()
+        return register
+
+    def check_python_key():
+        if library is not None and set(torch._C._dispatch_get_registrations_for_dispatch_key("Python")) - TORCH_PYTHON_KEY:
+            record([library])
+
+    def checked_call(original):
+        """An operator called through torch.ops while the watch runs (the watch's own handler calls it too)."""
+        def call(self, /, *args, **kwargs):
+            if not handling[0] and not in_effect() and _called_by_code_under_test(self):
+                set_aside()
+            return original(self, *args, **kwargs)
+        return call
+
+    def redispatching(original):
+        """OpOverload.redispatch from the code under test: it starts below a dispatch key of its choosing,
+        below the watch's if it likes."""
+        def redispatch(self, /, *args, **kwargs):
+            if _called_by_code_under_test(self):
+                set_aside()
+            return original(self, *args, **kwargs)
+        return redispatch
+
+    def pushing(original):
+        """A TorchDispatchMode pushed while the watch runs: its handler runs operators with the watch
+        set aside, or answers them without running them at all."""
+        def push(mode, *args, **kwargs):
+            handler = inspect.unwrap(type(mode).__torch_dispatch__)
+            code = getattr(handler, "__code__", None)
+            if code is not _WATCH_CODE and not (code is not None and _dotted(code)):
+                record([mode_route])
+            return original(mode, *args, **kwargs)
+        return push
 
     class FunctionWatch(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             call = by_function.get(getattr(func, "__name__", "").partition(".")[0])
             if call:
                 seen.add(call)
+            if aside is not None and not handling[0] and not in_effect() and _called_by_code_under_test(func):
+                set_aside()  # its operators would run where the operator watch cannot see them
             return func(*args, **(kwargs or {}))
 
     original_init = nn.Module.__init__
@@ -158,6 +329,23 @@ def watching(forbids):
                 return _original(self, *args, **kwargs)
             kind.__call__ = watched_call
 
+    patched = []  # (owner, name, original): what the watch replaces while it runs, put back after
+    if library is not None:
+        check_python_key()  # a kernel put there before the watch (at import, say)
+        for name in _REGISTERING:
+            if hasattr(torch._C._DispatchModule, name):
+                patched.append((torch._C._DispatchModule, name, getattr(torch._C._DispatchModule, name)))
+        patched.append((torch._C, "_dispatch_library", torch._C._dispatch_library))
+    if aside is not None:  # torch.ops calls pass no function mode: they are checked here
+        for kind in (torch._ops.OpOverload, torch._ops.OpOverloadPacket):
+            patched.append((kind, "__call__", kind.__call__))
+        patched.append((torch._ops.OpOverload, "redispatch", torch._ops.OpOverload.redispatch))
+    if mode_route is not None:
+        from torch.utils import _python_dispatch
+
+        for owner in (torch._C, _python_dispatch):
+            patched.append((owner, "_push_on_torch_dispatch_stack", owner._push_on_torch_dispatch_stack))
+
     if builders:
         nn.Module.__init__ = watched_init
     try:
@@ -165,11 +353,17 @@ def watching(forbids):
             if internals and "torch._dynamo" in sys.modules and matched("torch._dynamo.eval_frame"):
                 stack.enter_context(sys.modules["torch._dynamo"].set_stance("force_eager"))
             if by_op or differentiators or internals:
-                stack.enter_context(Watch())
-            if by_function:
+                stack.enter_context(watch)
+            if by_function or aside is not None:
                 stack.enter_context(FunctionWatch())
+            for owner, name, original in patched:  # after the watch's own mode is pushed
+                wrap = {"_push_on_torch_dispatch_stack": pushing, "__call__": checked_call,
+                        "redispatch": redispatching}.get(name, registering)
+                setattr(owner, name, wrap(original))
             yield seen
     finally:
+        for owner, name, original in patched:
+            setattr(owner, name, original)
         nn.Module.__init__ = original_init
         for kind, original in scripted.items():
             kind.__call__ = original

@@ -58,6 +58,14 @@ class Forbidden:
 
 
 SUBCLASS_DISPATCH = "torch.Tensor.__torch_dispatch__"  # the route probes.watching names for a subclass's handler
+# the routes probes.watching names for an operator defined, or a kernel of torch's replaced, from Python by the
+# code under test (torch.library, custom_op), and for a TorchDispatchMode of its own: either runs code with the
+# operator watch set aside
+LIBRARY_ROUTE = "torch.library"
+MODE_ROUTE = "torch.utils._python_dispatch.TorchDispatchMode"
+# the route named for a torch function the code under test calls while the operator watch is set aside by
+# torch._C's dispatch guards (_DisableTorchDispatch, _ExcludeDispatchKeyGuard...) or with the mode popped
+ASIDE_ROUTE = "torch._C"
 # torch's own Python implementations of operators (reference implementations, decompositions, prims)
 # and its compilers, tracers and exporters: each computes a forbidden result from elementary operators,
 # or runs code the operator watch cannot trust (TorchScript, compiled kernels), so in an exercise that
@@ -68,14 +76,19 @@ INTERNAL_PACKAGES = ("torch._refs", "torch._decomp", "torch._prims", "torch._pri
                      "torch._functorch.partitioners", "torch._functorch.compilers", "torch._functorch.compile_utils",
                      "torch._functorch.python_key", "torch._functorch.fx_minifier", "torch._subclasses",
                      "torch._higher_order_ops", "torch.export", "torch._export", "torch.onnx", "torch._lazy",
-                     # a tensor subclass's own __torch_dispatch__ runs with the watch set aside
-                     SUBCLASS_DISPATCH)
+                     # a tensor subclass's own __torch_dispatch__, a kernel registered from Python, a dispatch
+                     # mode of one's own: each runs with the watch set aside
+                     SUBCLASS_DISPATCH, LIBRARY_ROUTE, MODE_ROUTE, ASIDE_ROUTE)
 INTERNAL_ROUTES = Forbidden(
     "torch's internal implementations or compilers (torch._refs / torch._decomp / torch._prims, "
-    "torch.compile / torch.jit / torch.fx / torch.export) or a tensor subclass's __torch_dispatch__",
+    "torch.compile / torch.jit / torch.fx / torch.export), or code run where the grader's operator watch is set "
+    "aside (a tensor subclass's __torch_dispatch__, an operator or kernel registered through torch.library, a "
+    "TorchDispatchMode of your own, torch._C's dispatch guards)",
     internals=INTERNAL_PACKAGES,
     call_zh="torch 的内部参考实现或编译器（torch._refs / torch._decomp / torch._prims，"
-            "torch.compile / torch.jit / torch.fx / torch.export），或张量子类的 __torch_dispatch__")
+            "torch.compile / torch.jit / torch.fx / torch.export），或在评分器的算子监视被绕开之处运行的代码"
+            "（张量子类的 __torch_dispatch__、通过 torch.library 注册的算子或内核、你自己的 TorchDispatchMode、"
+            "torch._C 的分派守卫）")
 
 
 @dataclass(frozen=True)

@@ -219,3 +219,250 @@ def test_the_feedback_names_only_routes_under_the_registry_s_own_prefixes():
     for forged in ("torch.secret.value", "torch._refs.softmax\x1b[31m", "os.system", "torch._refs." + "x" * 300,
                    "torch._refsX.softmax"):
         assert engine._forbidden_route(generic, [generic.call, f"{generic.call}\t{forged}"]) == ("", ""), forged
+
+
+# operators, kernels and dispatch modes of one's own: torch runs their Python code with the operator
+# watch set aside (the watch runs an operator with itself popped), so whatever that code calls is unseen;
+# each counts as the generic entry, named through registry.LIBRARY_ROUTE or registry.MODE_ROUTE
+LIBRARY = f"{GENERIC}\t{registry.LIBRARY_ROUTE}"
+MODE = f"{GENERIC}\t{registry.MODE_ROUTE}"
+
+
+def _layer_norm(t):
+    return F.layer_norm(t, (t.shape[-1],))
+
+
+def _layer_norm_backward(g, t):
+    mean, rstd = _stats(t.reshape(-1, 4))
+    return torch.ops.aten.native_layer_norm_backward(g.reshape(-1, 4), t.reshape(-1, 4), [4], mean, rstd, W, B,
+                                                    [True, False, False])[0].reshape(t.shape)
+
+
+@pytest.fixture
+def libraries():
+    """torch.library registrations made by a test, destroyed after it, pass or fail (an IMPL on aten would
+    otherwise replace torch's kernel for every later test of this process)."""
+    made = []
+
+    def library(*args):
+        made.append(torch.library.Library(*args))
+        return made[-1]
+    yield library
+    for library in made:
+        library._destroy()
+
+
+def _defined(library, namespace, key, kernel):
+    """An operator `<namespace>::f(Tensor x) -> Tensor` whose `key` kernel is `kernel`."""
+    lib = library(namespace, "DEF")
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", kernel, key)
+    return getattr(torch.ops, namespace).f
+
+
+KERNEL_KEYS = ["CPU", "CompositeExplicitAutograd"]  # run below the watch's key (Autograd and
+# CompositeImplicitAutograd kernels run above it, where the watch sees what they call: checked below)
+
+
+@pytest.mark.parametrize("key", KERNEL_KEYS)
+@pytest.mark.parametrize("exercise_id, kernel", [("layer_norm", _layer_norm), ("gelu", F.gelu),
+                                                 ("layer_norm_backward", lambda t: _layer_norm_backward(t, t)),
+                                                 ("gelu_backward", lambda t: torch.ops.aten.gelu_backward(t, t))])
+def test_an_operator_of_one_s_own_is_seen_whether_defined_before_or_under_the_watch(libraries, key, exercise_id,
+                                                                                      kernel):
+    op = _defined(libraries, f"hero_test_{key.lower()}", key, kernel)  # as at a module's import, before the watch
+    assert LIBRARY in watched(exercise_id, lambda: op(X))
+    # defined while the watch runs, as a body would on its first call
+    seen = watched(exercise_id, lambda: _defined(libraries, f"hero_test_late_{key.lower()}", key, kernel)(X))
+    assert LIBRARY in seen, seen
+
+
+def test_custom_op_and_register_kernel_are_seen():
+    @torch.library.custom_op("hero_test_custom::gelu", mutates_args=())
+    def gelu(t: torch.Tensor) -> torch.Tensor:
+        return F.gelu(t)
+
+    torch.library.define("hero_test_registered::gelu_backward", "(Tensor g, Tensor x) -> Tensor")
+    torch.library.register_kernel("hero_test_registered::gelu_backward", "cpu",
+                                  lambda g, t: torch.ops.aten.gelu_backward(g, t))
+    assert LIBRARY in watched("gelu", lambda: gelu(X))
+    assert LIBRARY in watched("gelu_backward", lambda: torch.ops.hero_test_registered.gelu_backward(X, X))
+
+
+def test_a_kernel_of_torch_s_own_replaced_is_seen_and_the_watch_forgets_it_once_undone(libraries):
+    sinh = torch.sinh(X)
+    aten = libraries("aten", "IMPL")
+    aten.impl("sinh", _layer_norm, "CPU")  # torch.sinh now computes LayerNorm
+    seen = watched("layer_norm", lambda: torch.sinh(X))
+    assert LIBRARY in seen, seen
+    aten._destroy()
+    assert torch.equal(torch.sinh(X), sinh)
+    assert watched("layer_norm", lambda: torch.sinh(X)) == set()
+
+
+def test_a_fallthrough_on_the_python_key_is_seen_though_no_mode_sees_the_operator(libraries):
+    aten = libraries("aten", "IMPL")
+    aten.impl("sinh", torch.library.fallthrough_kernel, "Python")  # no dispatch mode sees torch.sinh now
+    aten.impl("sinh", F.gelu, "CPU")
+    assert LIBRARY in watched("gelu", lambda: torch.sinh(X))  # before the watch
+    aten._destroy()
+    assert watched("gelu", lambda: torch.sinh(X)) == set()
+
+    def hide_then_call():
+        late = libraries("aten", "IMPL")
+        late.impl("sinh", torch.library.fallthrough_kernel, "Python")
+        late.impl("sinh", F.gelu, "CPU")
+        return torch.sinh(X)
+    assert LIBRARY in watched("gelu", hide_then_call)  # under the watch
+
+
+def test_kernels_above_the_watch_s_key_are_seen_as_the_call_they_make(libraries):
+    """An Autograd or CompositeImplicitAutograd kernel runs before the watch's key: what it calls is seen
+    as itself (the catalogue need not name a route for these)."""
+    for key in ("Autograd", "CompositeImplicitAutograd"):
+        op = _defined(libraries, f"hero_test_above_{key.lower()}", key, _layer_norm)
+        assert own_call("layer_norm") in watched("layer_norm", lambda: op(X)), key
+
+
+class _Answer(torch.utils._python_dispatch.TorchDispatchMode):
+    """A dispatch mode of one's own that answers torch.sin with LayerNorm."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func is torch.ops.aten.sin.default:
+            return _layer_norm(args[0])
+        return func(*args, **(kwargs or {}))
+
+
+def test_a_dispatch_mode_of_one_s_own_is_seen_above_or_below_the_watch():
+    def entered_inside():
+        with _Answer():
+            return torch.sin(X)
+    assert MODE in watched("layer_norm", entered_inside)
+    with _Answer():  # pushed before the watch (at import, say): below it, it runs what the watch passes on
+        seen = watched("layer_norm", lambda: torch.sin(X))
+    assert MODE in seen, seen
+
+
+def test_the_watch_puts_back_what_it_replaces_and_trusts_torch_s_own_operators():
+    before = {name: getattr(torch._C._DispatchModule, name) for name in probes._REGISTERING
+              if hasattr(torch._C._DispatchModule, name)}
+    pushes = (torch._C._push_on_torch_dispatch_stack, torch.utils._python_dispatch._push_on_torch_dispatch_stack)
+    library = torch._C._dispatch_library
+    with probes.watching(forbids("layer_norm")):
+        assert torch._C._dispatch_library is not library
+    assert torch._C._dispatch_library is library
+    assert (torch._C._push_on_torch_dispatch_stack, torch.utils._python_dispatch._push_on_torch_dispatch_stack) == pushes
+    assert all(getattr(torch._C._DispatchModule, name) is method for name, method in before.items())
+    # torch's own operators, modes and Python-registered ones (prims are refused as torch._prims, not here)
+    assert watched("layer_norm", lambda: torch.sin(X) + X) == set()
+    assert probes._torch_s_own(torch.ops.aten.add.Tensor) and probes._torch_s_own(torch.ops.prims.var.default)
+
+
+# torch._C's dispatch guards and the dispatch-mode stack: code that sets the operator watch aside itself.
+# A torch function (function watch) or a torch.ops call made there by the code under test is seen
+ASIDE = f"{GENERIC}\t{registry.ASIDE_ROUTE}"
+PYTHON_KEY = torch._C.DispatchKeySet(torch._C.DispatchKey.Python)
+
+
+def _guarded(guard, body):
+    def run():
+        with guard():
+            return body()
+    return run
+
+
+def _popped(body):
+    def run():
+        mode = torch._C._pop_torch_dispatch_stack(None)
+        try:
+            return body()
+        finally:
+            torch._C._push_on_torch_dispatch_stack(mode)
+    return run
+
+
+def _native_layer_norm_backward():
+    return _layer_norm_backward(X, X)
+
+
+GUARDS = [("_DisableTorchDispatch", torch._C._DisableTorchDispatch),
+          ("_ExcludeDispatchKeyGuard(Python)", lambda: torch._C._ExcludeDispatchKeyGuard(PYTHON_KEY)),
+          ("_disable_current_modes", torch.utils._python_dispatch._disable_current_modes)]
+CALLS = [("layer_norm", "F.layer_norm", lambda: F.layer_norm(X, (4,))),
+         ("layer_norm", "an nn.LayerNorm built before", lambda m=torch.nn.LayerNorm(4): m(X)),
+         ("gelu", "Tensor method", lambda: X.sigmoid() * X),
+         ("gelu_backward", "torch.ops.aten.gelu_backward", lambda: torch.ops.aten.gelu_backward(X, X)),
+         ("layer_norm_backward", "torch.ops.aten.native_layer_norm_backward", _native_layer_norm_backward)]
+
+
+@pytest.mark.parametrize("guard", [g for _, g in GUARDS] + [None], ids=[n for n, _ in GUARDS] + ["popped"])
+@pytest.mark.parametrize("exercise_id, name, call", CALLS, ids=[n for _, n, _ in CALLS])
+def test_a_call_made_where_the_watch_is_set_aside_is_seen(guard, exercise_id, name, call):
+    seen = watched(exercise_id, _guarded(guard, call) if guard else _popped(call))
+    assert ASIDE in seen, seen
+
+
+def test_redispatch_below_the_watch_is_seen():
+    below = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
+    seen = watched("layer_norm", lambda: torch.ops.aten.native_layer_norm.default.redispatch(below, X, [4], W, B, 1e-5))
+    assert ASIDE in seen, seen
+
+
+def test_a_composite_that_reaches_the_watch_is_decomposed_under_it():
+    """With the autograd keys set aside, F.layer_norm reaches the watch as aten.layer_norm (a composite,
+    normally decomposed above it): the watch decomposes it under itself and sees native_layer_norm."""
+    seen = watched("layer_norm", _guarded(torch._C._AutoDispatchBelowAutograd, lambda: F.layer_norm(X, (4,))))
+    assert own_call("layer_norm") in seen, seen
+    with torch.inference_mode():
+        assert own_call("layer_norm") in watched("layer_norm", lambda: F.layer_norm(X, (4,)))
+        assert torch.allclose(watched_value("layer_norm", lambda: F.layer_norm(X, (4,))), F.layer_norm(X, (4,)))
+
+
+def watched_value(exercise_id, body):
+    with probes.watching(forbids(exercise_id)):
+        return body()
+
+
+def test_honest_code_that_sets_nothing_aside_is_not_a_route(capsys):
+    """Printing a tensor (torch's printer sets the dispatch modes aside itself), inference mode, a module
+    built and called, torch.ops calls of allowed operators: nothing is seen."""
+    def honest():
+        print(X, repr(X[0]), f"{X.sum():.3f}")
+        with torch.inference_mode():
+            centred = X - X.mean(-1, keepdim=True)
+        linear = torch.nn.Linear(4, 4)
+        return torch.ops.aten.mul(linear(centred), 2.0)
+    for exercise_id in ("gelu", "gelu_backward", "stable_softmax"):
+        assert watched(exercise_id, honest) == set(), exercise_id
+    assert "tensor(" in capsys.readouterr().out
+
+
+IMPORT_TIME_OPERATORS = '''
+_hero_library = torch.library.Library("hero_at_import", "DEF")  # at the module's import, before any watch
+_hero_library.define("layer_norm(Tensor x, Tensor weight, Tensor bias, float eps) -> Tensor")
+_hero_library.impl("layer_norm", lambda x, w, b, eps: F.layer_norm(x, (x.shape[-1],), w, b, eps), "CPU")
+
+
+@torch.library.custom_op("hero_at_import::gelu", mutates_args=())
+def _hero_gelu(t: torch.Tensor) -> torch.Tensor:
+    return F.gelu(t)
+
+
+class LayerNorm(nn.Module):'''
+
+
+def test_operators_defined_at_the_module_s_import_lose_their_exercises_through_the_grader(submission, grade):
+    """The worker imports the student's module before the watch starts: what it registers then is seen
+    when the probes run it (an operator of its own, a custom_op), through the real sandboxed grader."""
+    folder = submission(edits={"hero_transformer/model.py": [
+        ("\nclass LayerNorm(nn.Module):", IMPORT_TIME_OPERATORS),
+        ("        return centered / torch.sqrt(variance + self.eps) * self.weight + self.bias",
+         "        return torch.ops.hero_at_import.layer_norm(x, self.weight, self.bias, self.eps)"),
+        ("    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))", "    return _hero_gelu(x)")]})
+    report = grade(folder)
+    assert {item.id for item in report.items if item.score < item.max_score} == {"layer_norm", "gelu"}, \
+        [(item.id, item.feedback_en) for item in report.items if item.score < item.max_score]
+    for exercise_id in ("layer_norm", "gelu"):
+        item = report.item(exercise_id)
+        assert {check.name for check in item.checks if not check.passed} == {"uses no forbidden shortcut"}
+        assert f"(through {registry.LIBRARY_ROUTE})" in item.feedback_en, item.feedback_en

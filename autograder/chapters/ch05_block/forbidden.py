@@ -10,6 +10,10 @@ The bodies below the line reach the same value through torch's own internals (to
 torch._decomp, a tracer), each named in the feedback as the generic call registry.INTERNAL_ROUTES
 (Entry.route), through another built-in the chapter's call now covers, or in a second thread
 or a forked process (Entry.raises: a task cannot start either, so the body loses by raising).
+The last bodies run the forbidden call where torch sets the operator watch aside: as the kernel of
+an operator of their own (torch.library), in a dispatch mode of their own, under a torch._C dispatch
+guard or with the mode stack popped (Entry.route names each: docs/grading.md, "Every route to a
+forbidden call").
 """
 
 import math  # noqa: F401  (used by the bodies)
@@ -163,3 +167,79 @@ def threaded_gelu(x):
     worker.start()
     worker.join()
     return result["y"]
+
+
+# --- operators and dispatch modes of one's own: their Python code runs with the operator watch set aside -
+
+
+@shortcut("layer_norm", "F.layer_norm as the kernel of an operator of one's own (torch.library.Library, DEF, "
+          "CompositeExplicitAutograd)", route="torch.library")
+def library_operator_layer_norm(self, x):
+    if "_hero_norm_library" not in globals():  # defined once per process, as a module would at import
+        library = torch.library.Library("hero_norm", "DEF")
+        library.define("layer_norm(Tensor x, Tensor weight, Tensor bias, float eps) -> Tensor")
+        library.impl("layer_norm", lambda x, weight, bias, eps: F.layer_norm(x, (x.shape[-1],), weight, bias, eps),
+                     "CompositeExplicitAutograd")
+        globals()["_hero_norm_library"] = library
+    return torch.ops.hero_norm.layer_norm(x, self.weight, self.bias, self.eps)
+
+
+@shortcut("gelu", "F.gelu inside a custom operator (torch.library.custom_op)", route="torch.library")
+def custom_op_gelu(x):
+    if "_hero_gelu_op" not in globals():
+        def kernel(t: torch.Tensor) -> torch.Tensor:
+            return F.gelu(t)
+        globals()["_hero_gelu_op"] = torch.library.custom_op("hero_gelu::gelu", kernel, mutates_args=())
+    return globals()["_hero_gelu_op"](x)
+
+
+@shortcut("gelu", "torch's own sinh given F.gelu as its CPU kernel (an IMPL library on aten), then torch.sinh",
+          route="torch.library")
+def aten_kernel_replaced_gelu(x):
+    if "_hero_aten_library" not in globals():
+        library = torch.library.Library("aten", "IMPL")
+        library.impl("sinh", lambda t: F.gelu(t), "CPU")
+        globals()["_hero_aten_library"] = library
+    return torch.sinh(x)
+
+
+@shortcut("layer_norm", "torch's own sinh given F.layer_norm as its CPU kernel and a fallthrough on the Python "
+          "key, so that no dispatch mode sees it at all", route="torch.library")
+def aten_kernel_hidden_layer_norm(self, x):
+    if "_hero_hidden_library" not in globals():
+        library = torch.library.Library("aten", "IMPL")
+        library.impl("sinh", torch.library.fallthrough_kernel, "Python")
+        library.impl("sinh", lambda t: F.layer_norm(t, (t.shape[-1],), None, None, globals()["_hero_eps"]), "CPU")
+        globals()["_hero_hidden_library"] = library
+    globals()["_hero_eps"] = self.eps
+    return torch.sinh(x) * self.weight + self.bias
+
+
+@shortcut("gelu", "F.gelu in the handler of a TorchDispatchMode of one's own, entered around torch.sin",
+          route="torch.utils._python_dispatch.TorchDispatchMode")
+def own_dispatch_mode_gelu(x):
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Answer(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func is torch.ops.aten.sin.default:
+                return F.gelu(args[0])
+            return func(*args, **(kwargs or {}))
+
+    with Answer():
+        return torch.sin(x)
+
+
+@shortcut("gelu", "F.gelu under torch._C._DisableTorchDispatch (a dispatch guard that sets every dispatch mode "
+          "aside)", route="torch._C")
+def guarded_gelu(x):
+    with torch._C._DisableTorchDispatch():
+        return F.gelu(x)
+
+
+@shortcut("layer_norm", "aten.native_layer_norm redispatched straight to its CPU kernel, below the dispatch "
+          "modes (OpOverload.redispatch)", route="torch._C")
+def redispatched_layer_norm(self, x):
+    below = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
+    return torch.ops.aten.native_layer_norm.default.redispatch(
+        below, x, [x.shape[-1]], self.weight, self.bias, self.eps)[0]

@@ -12,6 +12,10 @@ The bodies below the line reach the same value through torch's own internals (to
 torch._decomp, a tracer), each named in the feedback as the generic call registry.INTERNAL_ROUTES
 (Entry.route), through another built-in the chapter's call now covers, or in a second thread
 or a forked process (Entry.raises: a task cannot start either, so the body loses by raising).
+The last bodies run the forbidden call where torch sets the operator watch aside: as the kernel of
+an operator of their own (torch.library), in a dispatch mode of their own, under a torch._C dispatch
+guard or with the mode stack popped (Entry.route names each: docs/grading.md, "Every route to a
+forbidden call").
 """
 
 import math  # noqa: F401  (used by the bodies)
@@ -178,3 +182,63 @@ def forked_autograd_gelu_backward(grad_out, x):
         data += chunk
     os.close(readable)
     return torch.frombuffer(bytearray(data), dtype=x.dtype).reshape(x.shape).to(x.device)
+
+
+# --- operators of one's own: their Python kernels run with the operator watch set aside ----------------
+
+
+@shortcut("layer_norm_backward", "the aten kernel native_layer_norm_backward inside an operator of one's own "
+          "(torch.library.Library, DEF, CPU kernel)", route="torch.library")
+def library_operator_layer_norm_backward(grad_out, x, weight, eps=EPS):
+    if "_hero_backward_library" not in globals():  # defined once per process, as a module would at import
+        def kernel(grad_out, x, weight, eps):
+            width = x.shape[-1]
+            flat = x.reshape(-1, width)
+            mean = flat.mean(dim=-1, keepdim=True)
+            rstd = torch.rsqrt((flat - mean).pow(2).mean(dim=-1, keepdim=True) + eps)
+            grads = torch.ops.aten.native_layer_norm_backward(
+                grad_out.reshape(-1, width), flat, [width], mean, rstd, weight, torch.zeros_like(weight),
+                [True, True, True])
+            return grads[0].reshape(x.shape), grads[1], grads[2]
+        library = torch.library.Library("hero_backward", "DEF")
+        library.define("layer_norm_backward(Tensor g, Tensor x, Tensor w, float eps) -> (Tensor, Tensor, Tensor)")
+        library.impl("layer_norm_backward", kernel, "CPU")
+        globals()["_hero_backward_library"] = library
+    return torch.ops.hero_backward.layer_norm_backward(grad_out, x, weight, eps)
+
+
+@shortcut("gelu_backward", "the aten kernel gelu_backward as the kernel of an operator of one's own "
+          "(torch.library.define and register_kernel)", route="torch.library")
+def registered_kernel_gelu_backward(grad_out, x):
+    if "_hero_gelu_backward_op" not in globals():
+        torch.library.define("hero_gelu_backward::gelu_backward", "(Tensor g, Tensor x) -> Tensor")
+        torch.library.register_kernel("hero_gelu_backward::gelu_backward", "cpu",
+                                      lambda g, t: torch.ops.aten.gelu_backward(g, t))
+        globals()["_hero_gelu_backward_op"] = True
+    return torch.ops.hero_gelu_backward.gelu_backward(grad_out, x)
+
+
+# --- the same kernels called where the operator watch is set aside: torch._C's dispatch guards, the mode stack -
+
+
+@shortcut("gelu_backward", "the aten kernel gelu_backward called with the dispatch mode popped off its stack "
+          "(torch._C._pop_torch_dispatch_stack) and pushed back", route="torch._C")
+def popped_mode_gelu_backward(grad_out, x):
+    mode = torch._C._pop_torch_dispatch_stack(None)
+    try:
+        return torch.ops.aten.gelu_backward(grad_out, x)
+    finally:
+        torch._C._push_on_torch_dispatch_stack(mode)
+
+
+@shortcut("layer_norm_backward", "the aten kernel native_layer_norm_backward under torch._C._ExcludeDispatchKeyGuard "
+          "of the Python key (where dispatch modes are dispatched from)", route="torch._C")
+def excluded_key_layer_norm_backward(grad_out, x, weight, eps=EPS):
+    width = x.shape[-1]
+    flat = x.reshape(-1, width)
+    mean = flat.mean(dim=-1, keepdim=True)
+    rstd = torch.rsqrt((flat - mean).pow(2).mean(dim=-1, keepdim=True) + eps)
+    with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Python)):
+        grads = torch.ops.aten.native_layer_norm_backward(
+            grad_out.reshape(-1, width), flat, [width], mean, rstd, weight, torch.zeros_like(weight), [True, True, True])
+    return grads[0].reshape(x.shape), grads[1], grads[2]
