@@ -674,7 +674,7 @@ def test_a_class_day_on_a_hub(hub, browser):
             assert f"Collected submission: {S2}" in collected.stderr
             assert f"Collected submission: {S1}" not in collected.stderr
             _check_refusals(collected.stderr, course, {**first, **second})
-        say(f"{TEACHER}: collect --update ({S2}'s resubmission; {S3}'s {len(first) + len(second)} folders refused)")
+            say(f"{TEACHER}: collect --update ({S2}'s resubmission; {S3}'s {len(first) + len(second)} folders refused)")
 
         started = time.monotonic()
         nbgrader(TEACHER, "autograde", ASSIGNMENT.id, cwd=course)
