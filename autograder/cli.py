@@ -1,6 +1,7 @@
 """The `hero` command: grade submissions, rebuild the release, run the demo."""
 
 import argparse
+import os
 import signal
 import subprocess
 import sys
@@ -326,8 +327,26 @@ def _autograde(args):
     status = 0
     for assignment in ["*"] if args.all else args.assignments:  # nbgrader reads "*" as every assignment
         status = max(status, subprocess.run([sys.executable, "-m", "nbgrader", "autograde", assignment, *options],
-                                            cwd=args.root).returncode)
+                                            cwd=args.root, preexec_fn=_dies_with(os.getpid())).returncode)
     return status
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _dies_with(parent):
+    """A preexec_fn: the child is killed (SIGKILL) the moment `parent` ends, however it ends:
+    the instructor's kill -9 of `hero autograde` included, which no handler of ours could see.
+    Its sandboxed workers then exit too (their control socket closes with it).  The kernel keeps
+    this promise, so it holds where process groups or signal handlers would not (a SIGKILL, a
+    child that started its own session)."""
+    def arm():
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0 or os.getppid() != parent:
+            os._exit(EXIT_GRADER_FAILED)  # no such promise, or the parent is already gone
+    return arm
 
 
 def _gradescope(args):

@@ -20,6 +20,8 @@ the autograded notebook, so `generate_feedback` cannot show them.
 """
 
 import atexit
+import fcntl
+import hashlib
 import json
 import os
 import re
@@ -32,6 +34,7 @@ from shutil import rmtree
 from types import SimpleNamespace
 
 import jsonschema
+import sqlalchemy
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat.v4 import new_output
@@ -56,7 +59,6 @@ HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDE
 HIDDEN_NOTE = "# （隐藏测试已由评分器在独立进程中运行 / hidden tests ran in the grader's own process）\n"
 REPORT_NAME = "hero_report.json"
 
-RECORDED_NAME = ".hero_recorded"  # in an autograded folder: the result key whose grades nbgrader recorded
 RESULTS_DIR = ".hero-results"  # in the course root: every result by key (autograder/ledger.py)
 
 _pools = {}
@@ -250,7 +252,7 @@ class SafeCopy(BaseConverter):
             for relpath in found:
                 if relpath.endswith(".ipynb") or is_ignored(os.path.join(source, relpath), self.coursedir.ignore):
                     continue
-                if relpath in (REPORT_NAME, RECORDED_NAME):  # only the grader writes these
+                if relpath == REPORT_NAME:  # only the grader writes it
                     refused.append(f"{relpath}: the grader's own file name; not copied")
                     continue
                 try:
@@ -270,6 +272,124 @@ class SafeCopy(BaseConverter):
         _refused[str(Path(dest).resolve())] = refused
 
 
+_RECORDED = sqlalchemy.Table(
+    "hero_recorded", sqlalchemy.MetaData(),
+    sqlalchemy.Column("student_id", sqlalchemy.String(128), primary_key=True),
+    sqlalchemy.Column("assignment_id", sqlalchemy.String(128), primary_key=True),
+    sqlalchemy.Column("result_key", sqlalchemy.String(64), nullable=False),
+)
+_TABLE_LOCK = 0x6865726F5F746162  # PostgreSQL advisory lock around creating the table ("hero_tab")
+
+
+class RecordedIn:
+    """Which submissions' grades a gradebook holds, and graded under which result key: a table
+    of its own (`hero_recorded`) in the gradebook's database, beside nbgrader's.  A row counts
+    only while nbgrader's own row for that submission exists too, so a new, emptied or switched
+    gradebook (another SQLite file, PostgreSQL) has nothing recorded and gets every submission."""
+
+    def __init__(self, db_url):
+        self.engine = sqlalchemy.create_engine(db_url)
+        with self.engine.begin() as db:
+            if self.engine.dialect.name == "postgresql":  # two runs creating the table at once
+                db.execute(sqlalchemy.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _TABLE_LOCK})
+            _RECORDED.metadata.create_all(db)
+
+    def keys(self):
+        """{(student, assignment): result key} of every submission recorded here."""
+        query = sqlalchemy.text(
+            "SELECT r.student_id, r.assignment_id, r.result_key FROM hero_recorded r "
+            "JOIN assignment a ON a.name = r.assignment_id "
+            "JOIN submitted_assignment s ON s.assignment_id = a.id AND s.student_id = r.student_id")
+        with self.engine.connect() as db:
+            return {(student, assignment): key for student, assignment, key in db.execute(query)}
+
+    def mark(self, student_id, assignment_id, result_key):
+        dialect = self.engine.dialect.name
+        if dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert
+        elif dialect == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert
+        else:
+            insert = None
+        row = {"student_id": student_id, "assignment_id": assignment_id, "result_key": result_key}
+        with self.engine.begin() as db:
+            if insert is None:  # another database: replace the row in one transaction
+                db.execute(_RECORDED.delete().where(_RECORDED.c.student_id == student_id,
+                                                    _RECORDED.c.assignment_id == assignment_id))
+                db.execute(_RECORDED.insert().values(**row))
+            else:  # two graders of one student (two course roots) may mark it at once
+                db.execute(insert(_RECORDED).values(**row).on_conflict_do_update(
+                    index_elements=["student_id", "assignment_id"], set_={"result_key": result_key}))
+
+    def close(self):
+        self.engine.dispose()
+
+
+class RunLock:
+    """One autograde at a time per submission and gradebook: a run locks every submission it
+    chose (its folder in this course root) before it writes anything, and refuses to start when
+    another run holds one of them.  The locks belong to the process: its end, a crash or a
+    SIGKILL included, releases them, so a run started after a crash proceeds.
+
+    SQLite: byte-range locks (fcntl) on one file beside the gradebook, one byte per submission
+    (a few descriptors for any class size).  PostgreSQL: session advisory locks on one connection
+    held for the run.  Several course roots (or several `--student` runs) may still write one
+    gradebook at once, each on its own submissions (docs/grading.md, "Gradebook database")."""
+
+    def __init__(self, db_url):
+        self.url = sqlalchemy.engine.make_url(db_url)
+        self.dialect = self.url.get_backend_name()
+        self._file = self._connection = None
+        if self.dialect == "sqlite" and self.url.database not in (None, "", ":memory:"):
+            self._file = open(f"{self.url.database}.autograde-lock", "a+b")
+        elif self.dialect == "postgresql":
+            self._engine = sqlalchemy.create_engine(self.url, poolclass=sqlalchemy.pool.NullPool)
+            self._connection = self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+
+    @property
+    def supported(self):
+        return self._file is not None or self._connection is not None
+
+    @staticmethod
+    def _key(submission):
+        # 62 bits: a byte offset for fcntl and a PostgreSQL bigint, both positive
+        return int.from_bytes(hashlib.sha256(str(Path(submission).resolve()).encode()).digest()[:8], "big") >> 2
+
+    def acquire(self, submissions):
+        """Lock them all and return [], or lock none and return those another run holds."""
+        keys = {self._key(submission): submission for submission in submissions}
+        if self._file is not None:
+            held, busy = [], []
+            for key, submission in sorted(keys.items()):
+                try:
+                    fcntl.lockf(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, key)
+                    held.append(key)
+                except OSError:
+                    busy.append(submission)
+            if busy:
+                for key in held:
+                    fcntl.lockf(self._file, fcntl.LOCK_UN, 1, key)
+            return busy
+        if self._connection is not None:
+            taken = [key for (key,) in self._connection.execute(
+                sqlalchemy.text("SELECT k FROM unnest(CAST(:keys AS bigint[])) AS k WHERE pg_try_advisory_lock(k)"),
+                {"keys": sorted(keys)})]
+            busy = [submission for key, submission in sorted(keys.items()) if key not in set(taken)]
+            if busy:
+                self._connection.execute(sqlalchemy.text("SELECT pg_advisory_unlock(k) FROM unnest(CAST(:keys AS bigint[])) AS k"),
+                                         {"keys": taken})
+            return busy
+        return []
+
+    def close(self):
+        if self._file is not None:
+            self._file.close()  # releases every byte-range lock of this process on it
+        if self._connection is not None:
+            self._connection.close()  # the session ends: its advisory locks with it
+            self._engine.dispose()
+        self._file = self._connection = None
+
+
 class HeroAutogradeConverter(Autograde, SafeCopy):
     """nbgrader's Autograde with the screening and the safe copy described above, grading a whole
     class at once and resumably (docs/grading.md, "A whole class at once").
@@ -279,9 +399,10 @@ class HeroAutogradeConverter(Autograde, SafeCopy):
     and submission, the safe copy, the sanitising pass); then every prepared submission is graded
     at once, in one pool of sandboxed workers or on a Ray cluster; then nbgrader's autograde pass
     records each one's grades.  Each result is also kept by its key (submission, assignment,
-    grader: autograder/ledger.py) and an autograded folder is marked recorded only once its
-    grades are in the gradebook, so a run killed at any point and started again grades only what
-    has no result yet and records whatever is not yet recorded."""
+    grader: autograder/ledger.py) and a submission is marked recorded, in the gradebook itself
+    (RecordedIn), only once its grades are there, so a run killed at any point and started again
+    grades only what has no result yet and records whatever this gradebook does not hold.  A run
+    locks the submissions it chose (RunLock): a second run on any of them refuses to start."""
 
     skipped = {}  # submission folder -> reason, for the caller
     _stage, _built = None, []  # convert_notebooks' stage, and the notebooks prepared for a submission
@@ -294,6 +415,7 @@ class HeroAutogradeConverter(Autograde, SafeCopy):
 
     def init_notebooks(self):
         super().init_notebooks()
+        self._lock_and_read_gradebook()
         for submission in sorted(self.assignments):
             reason = screen(submission, self.assignments[submission])
             if reason is None:
@@ -310,15 +432,47 @@ class HeroAutogradeConverter(Autograde, SafeCopy):
                 ensure_ascii=False,
                 indent=1), encoding="utf-8")
 
+    def start(self):
+        try:
+            super().start()
+        finally:
+            for held in (self._lock, self._book):
+                if held is not None:
+                    held.close()
+            self._lock = self._book = None
+
+    _lock = _book = None
+
+    def _lock_and_read_gradebook(self):
+        """Before anything is written: lock the chosen submissions against another run, and read
+        which of them this gradebook already holds."""
+        self._lock = RunLock(self.coursedir.db_url)
+        if not self._lock.supported:
+            self.log.warning("%s: no lock against a second autograde run for this database; run one at a time",
+                             self._lock.dialect)
+        busy = self._lock.acquire(sorted(self.assignments))
+        if busy:
+            names = ", ".join("/".join(Path(submission).parts[-2:]) for submission in busy[:5])
+            message = (f"another autograde run is grading {len(busy)} of these submissions into this gradebook "
+                       f"({names}{', ...' if len(busy) > 5 else ''}): this run grades nothing. Let that run "
+                       f"finish or stop it, then start this one again (a run that crashed holds nothing).")
+            self.log.error(message)
+            raise NbGraderException(message)
+        self._book = RecordedIn(self.coursedir.db_url)
+        self._in_gradebook = self._book.keys()
+        self._keys = {}
+
     # --- which submissions: nbgrader's rule, and those an earlier run left unrecorded ---
 
     def _submitted(self, assignment_id, student_id):
         return self.coursedir.format_path(self.coursedir.submitted_directory, student_id, assignment_id)
 
     def _result_key(self, assignment_id, student_id):
-        source = self.coursedir.format_path(self.coursedir.source_directory, ".", assignment_id)
-        return ledger.key(self._submitted(assignment_id, student_id), assignment_id,
-                          Path(source).glob("*.ipynb"))
+        if (student_id, assignment_id) not in self._keys:  # hashing the submission once a run
+            source = self.coursedir.format_path(self.coursedir.source_directory, ".", assignment_id)
+            self._keys[student_id, assignment_id] = ledger.key(
+                self._submitted(assignment_id, student_id), assignment_id, Path(source).glob("*.ipynb"))
+        return self._keys[student_id, assignment_id]
 
     def init_destination(self, assignment_id, student_id):
         if super().init_destination(assignment_id, student_id):
@@ -330,19 +484,21 @@ class HeroAutogradeConverter(Autograde, SafeCopy):
         recorded = self._recorded(assignment_id, student_id)
         if recorded is True:
             return False
-        self.log.warning("%s: %s, so it is graded again", dest,
-                         "an earlier run stopped before recording its grades" if recorded is None
-                         else "the submission, the assignment or the grader changed since it was graded")
+        kept = self._stage == "prepare" and self.reuse_results and \
+            self._ledger.get(self._result_key(assignment_id, student_id)) is not None
+        self.log.warning("%s/%s: %s; %s", student_id, assignment_id,
+                         "this gradebook does not hold its grades (an earlier run stopped before recording "
+                         "them, or the gradebook is new)" if recorded is None
+                         else "the submission, the assignment or the grader changed since its grades were recorded",
+                         "its kept result is recorded now (not graded again)" if kept else "it is graded now")
         rmtree(dest)
         return True
 
     def _recorded(self, assignment_id, student_id):
-        """True: recorded under the current key; False: under another; None: not recorded."""
-        try:
-            recorded = (Path(self._format_dest(assignment_id, student_id)) / RECORDED_NAME).read_text().strip()
-        except OSError:
-            return None
-        return recorded == self._result_key(assignment_id, student_id)
+        """True: this gradebook holds its grades under the current key; False: under another;
+        None: not at all."""
+        recorded = self._in_gradebook.get((student_id, assignment_id))
+        return None if recorded is None else recorded == self._result_key(assignment_id, student_id)
 
     # --- stage 1 (nbgrader's loop): prepare; the autograde pass waits for stage 2 ---
 
@@ -410,7 +566,9 @@ class HeroAutogradeConverter(Autograde, SafeCopy):
         except FileNotFoundError:  # graded by another preprocessor (nbgrader's own Execute, say)
             return
         if report.get("complete", True):
-            (dest / RECORDED_NAME).write_text(self._result_key(assignment_id, student_id) + "\n")
+            result_key = self._result_key(assignment_id, student_id)
+            self._book.mark(student_id, assignment_id, result_key)
+            self._in_gradebook[student_id, assignment_id] = result_key
 
     def run_post_convert_hook(self):
         if self._stage != "prepare":  # after the grades are recorded, where nbgrader runs it

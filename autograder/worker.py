@@ -279,6 +279,9 @@ def close_all_but(keep):
                 pass
 
 
+CONTROL_FD = 0  # the grader's control socket
+
+
 def serve_one(order, task_fd, reply_fd, capture_fd):
     """Fork a child for one task and wait for it.  The three pipes are the task's own: the
     grader holds their other ends, and this process closes its copies at once, so the reply
@@ -300,8 +303,15 @@ def serve_one(order, task_fd, reply_fd, capture_fd):
     pidfd = os.pidfd_open(pid)
     limit = None
     while limit is None:
-        if select.select([pidfd], [], [], POLL)[0]:
+        ready = select.select([pidfd, CONTROL_FD], [], [], POLL)[0]
+        if pidfd in ready:
             break
+        if ready:  # the grader sends nothing while a task runs: its socket closed, it is gone (killed)
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            os._exit(0)  # and with this PID 1, the sandbox's whole namespace
         if task_cpu_seconds(pid) >= cpu_limit:
             limit = "cpu"
         elif time.monotonic() - started >= wall_limit:
@@ -514,7 +524,7 @@ def main():
     missing = confine.problems(found) if IN_PID_NAMESPACE else []
     make_shell()
     probes.warm_up()
-    control = socket.socket(fileno=0)
+    control = socket.socket(fileno=CONTROL_FD)
     os.dup2(2, 1)  # stray prints from anything in this process go to the log, never to the grader
     devices = ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]  # NVML: CUDA stays uninitialised
     control.send(json.dumps({"ready": not missing, "problems": missing, "state": found, "devices": devices,

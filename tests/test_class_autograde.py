@@ -33,8 +33,8 @@ CLASS = {"ada": "reference", "ben": "post_ln", "cy": "reference", "dee": "stubs"
          "fay": "affine_swapped", "gus": "activation_bypassed", "hal": "correct_" }
 
 
-def nbgrader(root, *args, check=True, env=None):
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--log-level=ERROR"], cwd=root,
+def nbgrader(root, *args, check=True, env=None, log_level="ERROR"):
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args, f"--log-level={log_level}"], cwd=root,
                           capture_output=True, text=True, env=env)
     assert not check or done.returncode == 0, done.stdout + done.stderr
     return done
@@ -62,13 +62,13 @@ def course_copy(released, tmp_path, name):
     return root
 
 
-def gradebook(root):
+def gradebook(root, name="gradebook.db"):
     """Every grade cell's scores by (student, cell), and the row counts that would show a duplicate."""
-    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as book:
+    with Gradebook(f"sqlite:///{root / name}") as book:
         scores = {(submission.student.id, grade.name): (grade.auto_score, grade.manual_score, grade.extra_credit)
                   for submission in book.assignment_submissions(ASSIGNMENT)
                   for grade in submission.notebooks[0].grades}
-    with sqlite3.connect(root / "gradebook.db") as db:
+    with sqlite3.connect(root / name) as db:
         rows = {table: db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
                 for table in ("submitted_assignment", "submitted_notebook", "grade")}
     return scores, rows
@@ -98,6 +98,19 @@ def test_parallel_gradebook_equals_the_serial_one(released, serial, tmp_path):
     again = nbgrader(root, "autograde", ASSIGNMENT, "--force").stderr
     assert "0 graded now, 8 from earlier results" in again, again
     assert gradebook(root) == serial
+    # recorded means recorded in the gradebook: autograded folders and kept results on disk, but a
+    # new gradebook (another SQLite file here; PostgreSQL is the same code) holds nothing yet, so
+    # every submission is recorded there, from its kept result, and each message says so
+    other = f"--CourseDirectory.db_url=sqlite:///{root / 'other.db'}"
+    nbgrader(root, "generate_assignment", ASSIGNMENT, "--force", other)
+    switched = nbgrader(root, "autograde", ASSIGNMENT, other, log_level="WARN").stderr
+    assert "8 submission(s) found, 8 prepared" in switched and "0 graded now, 8 from earlier results" in switched, \
+        switched
+    assert switched.count("this gradebook does not hold its grades") == 8, switched
+    assert switched.count("its kept result is recorded now (not graded again)") == 8, switched
+    assert "it is graded now" not in switched, switched
+    assert gradebook(root, "other.db") == serial
+    assert "8 submission(s) found, 0 prepared" in nbgrader(root, "autograde", ASSIGNMENT, other).stderr
 
 
 def test_bad_submissions_cost_only_themselves(released, serial, tmp_path):
@@ -152,9 +165,11 @@ def test_killed_at_random_moments_the_run_resumes_to_the_same_gradebook(released
     assert killed, "no run was killed: the delays are too long for this machine"
     final = nbgrader(root, "autograde", ASSIGNMENT)
     assert gradebook(root) == serial, (killed, final.stderr)
-    # and every autograded folder is marked recorded under its own student's key
-    for student in CLASS:
-        assert (root / "autograded" / student / ASSIGNMENT / ".hero_recorded").is_file()
+    # and the gradebook marks every submission recorded, each under its own student's key
+    with sqlite3.connect(root / "gradebook.db") as db:
+        keys = dict(db.execute("SELECT student_id, result_key FROM hero_recorded WHERE assignment_id = ?",
+                               (ASSIGNMENT,)).fetchall())
+    assert set(keys) == set(CLASS) and len(set(keys.values())) == len(CLASS) - 1  # ada and cy: the same bytes
 
 
 def test_on_a_two_node_ray_cluster_the_gradebook_is_the_local_one(released, serial, tmp_path, two_node_cluster):
@@ -164,3 +179,104 @@ def test_on_a_two_node_ray_cluster_the_gradebook_is_the_local_one(released, seri
     done = nbgrader(root, "autograde", ASSIGNMENT, f"--HeroAutogradeConverter.ray_address={address}", env=env)
     assert "8 graded now" in done.stderr, done.stderr
     assert gradebook(root) == serial
+
+
+# --- stopping a run, one run at a time, recorded means recorded in the gradebook ---
+
+def slow_class(released, tmp_path):
+    """A course copy of two students, one of whose package loops at import; with an exercise's
+    CPU time raised to 10 minutes its grading outlasts any test, so a run is surely mid-way."""
+    root = course_copy(released, tmp_path, "course")
+    for student in CLASS:
+        if student != "ada":
+            shutil.rmtree(root / "submitted" / student)
+    looping = root / "submitted" / "zoe" / ASSIGNMENT
+    shutil.copytree(SAMPLES / "reference", looping)
+    model = looping / "hero_transformer" / "model.py"
+    model.write_text("while True:\n    pass\n" + model.read_text(encoding="utf-8"), encoding="utf-8")
+    with open(root / "nbgrader_config.py", "a", encoding="utf-8") as config:
+        config.write("\nc.HeroAutograde.timeout = 600.0\n")
+    return root
+
+
+def grading_tree(process):
+    """The process and everything it started, once its sandboxed workers are grading."""
+    deadline = time.monotonic() + 600  # starting the workers on a loaded machine; not a measure
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the run ended before it was stopped"
+        try:
+            tree = [psutil.Process(process.pid)] + psutil.Process(process.pid).children(recursive=True)
+            if any("worker.py" in " ".join(child.cmdline()) and child.children() for child in tree[1:]):
+                return tree + [task for child in tree[1:] for task in child.children()]  # a task is running
+        except psutil.NoSuchProcess:  # a task that ended meanwhile
+            pass
+        time.sleep(0.5)
+    raise AssertionError("no sandboxed task started")
+
+
+def marked(mark):
+    """Every process still running whose environment carries `mark` (all this run started)."""
+    found = []
+    for candidate in psutil.process_iter():
+        try:
+            if candidate.environ().get("HERO_TEST_RUN") == mark:
+                found.append(candidate)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            pass
+    return found
+
+
+def stop_all(processes):
+    for leftover in processes:
+        try:
+            leftover.kill()
+        except psutil.NoSuchProcess:
+            pass
+
+
+def test_kill_9_of_hero_autograde_stops_every_process_it_started(released, tmp_path):
+    root = slow_class(released, tmp_path)
+    mark = f"stop-{os.getpid()}-{time.time_ns()}"
+    hero = subprocess.Popen([sys.executable, "-m", "autograder.cli", "autograde", ASSIGNMENT, "--root", str(root)],
+                            cwd=registry.REPO_ROOT, env={**os.environ, "HERO_TEST_RUN": mark},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tree = []
+    try:
+        tree = grading_tree(hero)
+        assert any("nbgrader" in " ".join(child.cmdline()) for child in tree[1:]), tree
+        hero.kill()
+        hero.wait()
+        # the kernel's promise (PR_SET_PDEATHSIG) and the workers' closed control sockets act at once;
+        # the wait is only a bound for a loaded machine, and before the fix the loop keeps them alive
+        _, alive = psutil.wait_procs(tree[1:], timeout=120)
+        assert not alive, [" ".join(p.cmdline())[:200] for p in alive]
+        assert not marked(mark)
+    finally:
+        stop_all(tree[1:] + marked(mark))
+        hero.wait()
+
+
+def test_a_second_run_is_refused_while_one_grades_and_proceeds_after_a_crash(released, tmp_path):
+    root = slow_class(released, tmp_path)
+    first = subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--log-level=ERROR"],
+                             cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tree = []
+    try:
+        tree = grading_tree(first)
+        second = nbgrader(root, "autograde", ASSIGNMENT, "--student=ada", check=False)
+        assert second.returncode == 1, second.stderr
+        assert "another autograde run is grading 1 of these submissions into this gradebook (ada/ch05_block)" \
+            in second.stderr, second.stderr
+        assert "this run grades nothing" in second.stderr
+        first.kill()  # a crash: its locks go with it
+        first.wait()
+        _, alive = psutil.wait_procs(tree[1:], timeout=120)  # its workers and their tasks end with it
+        assert not alive, [" ".join(p.cmdline())[:200] for p in alive]
+        after = nbgrader(root, "autograde", ASSIGNMENT, "--student=ada")
+        assert "another autograde" not in after.stderr, after.stderr
+        points = registry.ASSIGNMENTS[ASSIGNMENT].points()
+        assert {cell: score[0] for (student, cell), score in gradebook(root)[0].items() if student == "ada"} == points
+    finally:
+        stop_all(tree[1:])
+        first.kill()
+        first.wait()
