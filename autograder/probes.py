@@ -340,6 +340,8 @@ def watching(forbids):
         for kind in (torch._ops.OpOverload, torch._ops.OpOverloadPacket):
             patched.append((kind, "__call__", kind.__call__))
         patched.append((torch._ops.OpOverload, "redispatch", torch._ops.OpOverload.redispatch))
+        patched.append((torch._C._DispatchOperatorHandle, "redispatch_boxed", torch._C._DispatchOperatorHandle.redispatch_boxed))
+        patched.append((torch._C, "_dispatch_call_boxed", torch._C._dispatch_call_boxed))
     if mode_route is not None:
         from torch.utils import _python_dispatch
 
@@ -357,8 +359,8 @@ def watching(forbids):
             if by_function or aside is not None:
                 stack.enter_context(FunctionWatch())
             for owner, name, original in patched:  # after the watch's own mode is pushed
-                wrap = {"_push_on_torch_dispatch_stack": pushing, "__call__": checked_call,
-                        "redispatch": redispatching}.get(name, registering)
+                wrap = {"_push_on_torch_dispatch_stack": pushing, "__call__": checked_call, "_dispatch_call_boxed":
+                        checked_call, "redispatch": redispatching, "redispatch_boxed": redispatching}.get(name, registering)
                 setattr(owner, name, wrap(original))
             yield seen
     finally:
