@@ -493,6 +493,7 @@ def _first_attacks(course):
 REFUSED = {
     "forged_s1": f"named for {S1} but was made by {S3}",
     "forged_s2": f"named for {S2} but was made by {S3}",
+    "forged_now": f"named for {S2} but was made by {S3}",
     "future": "a date in the future",
     "badtime": "'not a time' does not parse",
     "toplink": "it is a symbolic link, not a folder",
@@ -666,8 +667,12 @@ def test_a_class_day_on_a_hub(hub, browser):
         now = _timestamp()
         second = _attack(exchange, [{"name": f"{S3}+{ASSIGNMENT.id}+{now}+other", "release": True, "timestamp": now,
                                      "links": {ASSIGNMENT.notebook_name: str(taken / ASSIGNMENT.notebook_name),
-                                               registry.PACKAGE: str(taken / registry.PACKAGE)}}])
-        say(f"{S2}: submit again with the {FAULT} fault; {S3}: a folder of links into {S1}'s collected submission")
+                                               registry.PACKAGE: str(taken / registry.PACKAGE)}},
+                                    # in s2's name, dated now: later than s2's resubmission, so only its maker betrays it
+                                    {"name": f"{S2}+{ASSIGNMENT.id}+{now}+forged_now", "release": True,
+                                     "timestamp": now}])
+        say(f"{S2}: submit again with the {FAULT} fault; {S3}: a folder of links into {S1}'s collected submission "
+            f"and one in {S2}'s name dated now")
         collected = _collect(course, "--update")
         expect(sorted(os.listdir(course / "submitted")) == [S1, S2], "collect --update took only s1 and s2")
         if not STOCK:
