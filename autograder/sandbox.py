@@ -22,6 +22,7 @@ process holds its reply pipe, and the worker's control socket is closed in it.
 """
 
 import atexit
+import errno
 import glob
 import json
 import os
@@ -49,6 +50,11 @@ SYSTEM_DIRS = ("/usr", "/etc")
 
 class WorkerFailure(Exception):
     """The worker died or stopped answering; the current task is lost, not the run."""
+
+
+class TaskNotStarted(WorkerFailure):
+    """The task could not be handed to the worker (no descriptor or memory for its pipes, say):
+    that task is lost, the worker never saw it and serves the next one."""
 
 
 class SandboxUnavailable(RuntimeError):
@@ -299,6 +305,32 @@ def describe_limits():
     return f"{per_task} (no writable cgroup here: no per-worker memory or CPU share)"
 
 
+def _wait(readers, writers, seconds):
+    """(readable, writable) among `readers` and `writers` (descriptors or sockets) within
+    `seconds`.  poll, not select: select refuses any descriptor numbered 1024 or more, and a
+    grader holding many files open (a large class, a walk) must still run its tasks."""
+    poller = select.poll()
+    events = {}
+    for item in readers:
+        events[item] = events.get(item, 0) | select.POLLIN
+    for item in writers:
+        events[item] = events.get(item, 0) | select.POLLOUT
+    by_fd = {}
+    for item, mask in events.items():
+        fd = item if isinstance(item, int) else item.fileno()
+        by_fd[fd] = item
+        poller.register(fd, mask)
+    ready_r, ready_w = [], []
+    for fd, happened in poller.poll(max(0.0, seconds) * 1000):
+        item = by_fd[fd]
+        # a closed peer (POLLHUP) or an error reads as readable/writable: the read or write says which
+        if happened & (select.POLLIN | select.POLLHUP | select.POLLERR) and item in readers:
+            ready_r.append(item)
+        if happened & (select.POLLOUT | select.POLLHUP | select.POLLERR) and item in writers:
+            ready_w.append(item)
+    return ready_r, ready_w
+
+
 class Worker:
     """One sandboxed worker process and the control socket to it."""
 
@@ -321,8 +353,7 @@ class Worker:
 
     def _receive(self, deadline, starting=False):
         left = max(0.0, deadline - time.monotonic())
-        ready, _, _ = select.select([self.control], [], [], left)
-        if not ready:
+        if not _wait([self.control], [], left)[0]:
             raise WorkerFailure("worker stopped answering")
         message = self.control.recv(65536)
         if not message:
@@ -342,15 +373,23 @@ class Worker:
         The worker receives the task's ends of three fresh pipes and forks a child that holds
         them alone; this side writes the task and reads the reply and the prints.  The reply is
         capped (a reply bomb costs its task) and judged by the caller, never trusted here."""
-        task_r, task_w = os.pipe()
-        reply_r, reply_w = os.pipe()
-        capture_r, capture_w = os.pipe()
+        pipes = []
+        try:
+            for _ in range(3):
+                pipes += os.pipe()
+        except OSError as exc:  # EMFILE, ENFILE, ENOMEM: this side cannot start the task
+            for fd in pipes:
+                os.close(fd)
+            raise TaskNotStarted(f"the grader could not start this task: {exc}") from exc
+        task_r, task_w, reply_r, reply_w, capture_r, capture_w = pipes
         try:
             order = {"timeout": timeout, "wall": wall_cap(timeout), "starved_share": STARVED_SHARE}
             socket.send_fds(self.control, [json.dumps(order).encode()], [task_r, reply_w, capture_w])
         except OSError as exc:
-            for fd in (task_r, task_w, reply_r, reply_w, capture_r, capture_w):
+            for fd in pipes:
                 os.close(fd)
+            if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS):  # this side's shortage
+                raise TaskNotStarted(f"the grader could not start this task: {exc}") from exc
             raise WorkerFailure(f"worker exited: {exc}") from exc
         for fd in (task_r, reply_w, capture_w):
             os.close(fd)
@@ -368,7 +407,7 @@ class Worker:
                 if done is not None:  # the task's processes are gone: drain what is left, briefly
                     deadline = min(deadline, now + DRAIN_TIME)
                 watch = list(readers) + ([self.control] if done is None else [])
-                ready_r, ready_w, _ = select.select(watch, list(writers), [], deadline - now)
+                ready_r, ready_w = _wait(watch, list(writers), deadline - now)
                 if task_w in ready_w:
                     try:
                         written = os.write(task_w, data[:1 << 16])
@@ -457,36 +496,62 @@ class WorkerPool:
         self._all = []
         self._lock = threading.Lock()
         self._closed = False
+        self._spawning = self.size  # workers being started: with self._all, those that may still serve
         # start every worker at once, in the background: their torch imports overlap
         self._starting = [threading.Thread(target=self._spawn, daemon=True) for _ in range(self.size)]
         for thread in self._starting:
             thread.start()
         atexit.register(self.close)
 
-    def _spawn(self):
-        try:
-            worker = Worker(self._argv, self._env, self._dir)
-        except Exception as exc:  # reported when a task asks for a worker
-            self._idle.put(exc)
-            return
+    def _spawn(self, tries=1):
+        """Start one worker (`tries` times at most, a second apart) and put it, or why it failed,
+        in the idle queue."""
+        worker = None
+        for attempt in range(tries):
+            if self._closed:
+                break
+            try:
+                worker = Worker(self._argv, self._env, self._dir)
+                break
+            except Exception as exc:  # noqa: BLE001 - reported when a task asks for a worker
+                failure = exc
+                if attempt + 1 < tries:
+                    time.sleep(1.0)
         with self._lock:
-            self._all.append(worker)
-            if not self.confinement:
-                self.confinement = describe_confinement(worker.state)
-                self.devices = worker.devices
-        self._idle.put(worker)
+            self._spawning -= 1
+            if worker is not None and self._closed:  # started while the pool closed: not served
+                worker.close()
+                return
+            if worker is not None:
+                self._all.append(worker)
+                if not self.confinement:
+                    self.confinement = describe_confinement(worker.state)
+                    self.devices = worker.devices
+        self._idle.put(worker if worker is not None else
+                       failure if not self._closed else SandboxUnavailable("the grading pool is closed"))
 
     @property
     def limits(self):
         return "; ".join(part for part in (self.confinement, self._limits) if part)
 
     def _take(self):
-        """An idle worker; a failed start stays in the queue for every caller to see."""
-        worker = self._idle.get()
-        if isinstance(worker, Exception):
-            self._idle.put(worker)
-            raise SandboxUnavailable(f"no grading worker could start ({self.isolation}): {worker}")
-        return worker
+        """An idle worker.  A failed start is passed over while another worker serves or is
+        starting (the pool serves on, smaller); once none can ever come back (every start failed,
+        or the pool closed) it stays in the queue for every caller to see: no caller waits forever."""
+        while True:
+            worker = self._idle.get()
+            if self._closed:  # its workers are gone, whatever the queue still holds
+                self._idle.put(worker)
+                raise SandboxUnavailable("the grading pool is closed")
+            if not isinstance(worker, Exception):
+                return worker
+            with self._lock:
+                hopeless = self._closed or not (self._all or self._spawning)
+            if hopeless:
+                self._idle.put(worker)
+                if isinstance(worker, SandboxUnavailable):
+                    raise worker
+                raise SandboxUnavailable(f"no grading worker could start ({self.isolation}): {worker}")
 
     def wait_ready(self):
         """Block until one worker has started (or raise if none could)."""
@@ -497,11 +562,19 @@ class WorkerPool:
         A dead or hung worker is replaced and the task reported lost."""
         data = json.dumps(task).encode()
         worker = self._take()
+        # whatever happens from here on, the worker goes back to the pool or is replaced: a
+        # worker kept out of it for good would leave every later task waiting in _take
         try:
             reply = worker.run(data, float(task["timeout"]))
+        except TaskNotStarted:
+            self._idle.put(worker)  # it never saw the task
+            raise
         except WorkerFailure:
             self._replace(worker)
             raise
+        except BaseException as exc:  # a bug or a shortage on this side mid-task: the worker's state is unknown
+            self._replace(worker)
+            raise WorkerFailure(f"the grader could not run this task: {type(exc).__name__}: {exc}") from exc
         if worker.retire:
             self._replace(worker)
         else:
@@ -509,14 +582,27 @@ class WorkerPool:
         return reply
 
     def _replace(self, worker):
-        self._retire(worker)
-        threading.Thread(target=self._spawn, daemon=True).start()
+        with self._lock:
+            self._spawning += 1
+        try:
+            self._retire(worker)
+        finally:
+            try:
+                # a few tries: the shortage that lost the old worker (descriptors, memory) may pass
+                threading.Thread(target=self._spawn, kwargs={"tries": 3}, daemon=True).start()
+            except BaseException as exc:  # no thread to start it (RuntimeError: can't start new thread)
+                with self._lock:
+                    self._spawning -= 1
+                self._idle.put(exc if isinstance(exc, Exception) else RuntimeError(str(exc)))
 
     def _retire(self, worker):
         with self._lock:
             if worker in self._all:
                 self._all.remove(worker)
-        worker.close()
+        try:
+            worker.close()
+        except OSError:  # its log or groups could not be tidied: it is gone all the same
+            pass
 
     def close(self):
         if self._closed:
@@ -528,4 +614,5 @@ class WorkerPool:
             workers, self._all = self._all, []
         for worker in workers:
             worker.close()
+        self._idle.put(SandboxUnavailable("the grading pool is closed"))  # wakes any caller still waiting
         shutil.rmtree(self._dir, ignore_errors=True)
