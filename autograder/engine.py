@@ -158,8 +158,17 @@ class Report:
 
 def read_package(folder: safefiles.Folder, problems: list, refused: list):
     """The submission's hero_transformer/*.py as texts (never imported here).  What is not a
-    regular file goes to `refused` as well as to `problems`: it costs the exercises."""
-    found, not_regular = folder.files(registry.PACKAGE, ".py", MAX_FILES)
+    regular file goes to `refused` as well as to `problems`: it costs the exercises.  Only the
+    package folder is walked (what the exercises read, whatever else the submission holds); a
+    package over a limit (more than MAX_FILES modules, or a walk too large) is refused whole and
+    named, never graded in part."""
+    try:
+        found, not_regular = folder.files(registry.PACKAGE, ".py", MAX_FILES, strict=True)
+    except safefiles.TooLarge as exc:
+        message = f"{registry.PACKAGE}/ was not graded: {exc}"
+        problems.append(message)
+        refused.append(message)
+        return {}
     problems.extend(not_regular)
     refused.extend(not_regular)
     if not found and not not_regular:
