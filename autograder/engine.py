@@ -27,7 +27,8 @@ from .sandbox import WorkerFailure, WorkerPool, wall_cap
 DEFAULT_TIMEOUT = 10.0  # seconds of CPU time per exercise; a hang costs only that exercise
 STARVED_RERUNS = 2  # a task that waited for a CPU past its wall-clock cap is run again this often
 MAX_SOURCE_BYTES = 1_000_000
-MAX_NOTEBOOK_BYTES = 20_000_000
+MAX_NOTEBOOK_BYTES = 20_000_000  # a notebook's content, measured by notebook_size (whoever wrote the file)
+MAX_NOTEBOOK_FILE_BYTES = 4 * MAX_NOTEBOOK_BYTES  # the file read to measure it: its outputs and layout, bounded
 MAX_FILES = 50
 
 
@@ -192,12 +193,39 @@ def read_package(folder: safefiles.Folder, problems: list, refused: list):
     return files
 
 
+def notebook_size(notebook):
+    """What the notebook limit measures: the notebook as compact JSON, without its cells' outputs.
+    Not the file's bytes, which depend on who wrote it (nbgrader re-indents a submission and splits
+    its sources in lines before the grader reads it: 55% larger for a compact one, up to 4 times
+    for short lines), and not the outputs, which no grader reads and nbgrader clears: so one
+    notebook gets one verdict through every front end."""
+    def canonical(cell):  # a source as one string, as nbformat holds it (a file may split it in lines)
+        if not isinstance(cell, dict):
+            return cell
+        cell = {key: value for key, value in cell.items() if key != "outputs"}
+        if isinstance(cell.get("source"), list) and all(isinstance(line, str) for line in cell["source"]):
+            cell["source"] = "".join(cell["source"])
+        return cell
+
+    if isinstance(notebook, dict) and isinstance(notebook.get("cells"), list):
+        notebook = {**notebook, "cells": [canonical(cell) for cell in notebook["cells"]]}
+    return len(json.dumps(notebook, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
+
+
+def check_notebook_size(name, notebook):
+    size = notebook_size(notebook)
+    if size > MAX_NOTEBOOK_BYTES:
+        raise safefiles.Refused(f"{name} holds {size} bytes without its outputs (as compact JSON), more than "
+                                f"{MAX_NOTEBOOK_BYTES}")
+
+
 def read_notebook_cells(folder: safefiles.Folder, name: str, problems: list, refused: list):
     """The code cells a student wrote or ran, in order; grade cells are the grader's.
 
     Parsed as plain JSON: importing nbformat (its schema validator) costs about a second."""
     try:
-        notebook = json.loads(folder.read(name, MAX_NOTEBOOK_BYTES).decode("utf-8"))
+        notebook = json.loads(folder.read(name, MAX_NOTEBOOK_FILE_BYTES).decode("utf-8"))
+        check_notebook_size(name, notebook)
     except FileNotFoundError:
         problems.append(f"{name} is missing from the submission")
         return None, {}

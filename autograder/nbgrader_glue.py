@@ -225,8 +225,9 @@ def screen(submission, notebooks):
         for path in notebooks:
             name = os.path.relpath(path, submission)
             try:
-                text = folder.read(name, engine.MAX_NOTEBOOK_BYTES).decode("utf-8")
+                text = folder.read(name, engine.MAX_NOTEBOOK_FILE_BYTES).decode("utf-8")
                 notebook = nbformat.reads(text, as_version=4)
+                engine.check_notebook_size(name, notebook)  # the grader's own measure: one verdict
                 MetadataValidator().validate_nb(notebook)
             except safefiles.Refused as exc:
                 return str(exc)

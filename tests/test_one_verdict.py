@@ -1,0 +1,112 @@
+"""One limit, one verdict: a submission's grade does not depend on the front end.
+
+The notebook limit measures the notebook's content (autograder/engine.py, `notebook_size`), not
+the bytes of whichever file a front end hands the grader: nbgrader re-indents a submission and
+splits its sources in lines before the grader reads its copy, so a notebook just under the limit
+as submitted is far over it as nbgrader writes it.  That notebook gets the same score through
+`hero grade`, `nbgrader autograde`, `pytest --hero-submission` and Gradescope's runner; one over
+the limit loses its answers, and is named, through both the grader and nbgrader's screen.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from autograder import engine, nbgrader_glue, registry, safefiles
+
+from conftest import SAMPLES, needs_bubblewrap
+from test_gradescope import needs_root_and_bwrap, root  # noqa: F401 (a fixture: the unpacked runner, set up)
+
+ASSIGNMENT = registry.ASSIGNMENTS["ch05_block"]
+NOTEBOOK = ASSIGNMENT.notebook_name
+FULL = sum(ASSIGNMENT.points().values())
+pytestmark = [pytest.mark.skipif(SAMPLES is None, reason="HERO_TEST_ASSIGNMENTS leaves ch05_block out"),
+              needs_bubblewrap]
+
+
+def padded(notebook, content_bytes):
+    """`notebook` (the reference's answers) with a raw cell of comment-like lines, so that its
+    content measures `content_bytes`; written compact, as some editors and tools save it."""
+    notebook = json.loads(json.dumps(notebook))
+    notebook["cells"].append({"cell_type": "raw", "id": "padding", "metadata": {}, "source": ""})
+    line = "# " + "n" * 27 + "\n"  # 30 characters: nbgrader's copy gives each a line of its own
+    missing = content_bytes - engine.notebook_size(notebook)
+    measured = len(json.dumps(line)) - 2  # as JSON: its newline is two characters
+    notebook["cells"][-1]["source"] = line * (missing // measured) + "#" * (missing % measured)
+    assert engine.notebook_size(notebook) == content_bytes
+    return json.dumps(notebook, ensure_ascii=False, separators=(",", ":"))
+
+
+@pytest.fixture(scope="module")
+def borderline(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("borderline") / "submission"
+    shutil.copytree(SAMPLES / "reference", folder)
+    text = padded(json.loads((folder / NOTEBOOK).read_text(encoding="utf-8")), engine.MAX_NOTEBOOK_BYTES - 20_000)
+    (folder / NOTEBOOK).write_text(text, encoding="utf-8")
+    # as submitted it is under the limit; the copy nbgrader writes for the grader is far over it
+    assert len(text.encode()) <= engine.MAX_NOTEBOOK_BYTES
+    assert len(nbformat.writes(nbformat.reads(text, as_version=4)).encode()) > 1.2 * engine.MAX_NOTEBOOK_BYTES
+    return folder
+
+
+def through_hero_grade(folder):
+    done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(folder), "--assignment", ASSIGNMENT.id,
+                           "--format", "json"], capture_output=True, text=True, cwd=registry.REPO_ROOT)
+    return json.loads(done.stdout)["score"]
+
+
+def through_nbgrader(folder, course):
+    shutil.copytree(registry.COURSE_DIR, course / registry.SOURCE_DIR)
+    shutil.copy(registry.REPO_ROOT / "nbgrader_config.py", course)
+    shutil.copytree(folder, course / "submitted" / "ada" / ASSIGNMENT.id)
+    for step in (("generate_assignment", "--force"), ("autograde",)):
+        done = subprocess.run([sys.executable, "-m", "nbgrader", step[0], ASSIGNMENT.id, *step[1:], "--log-level=ERROR"],
+                              cwd=course, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((course / "autograded" / "ada" / ASSIGNMENT.id / nbgrader_glue.REPORT_NAME).read_text("utf-8"))
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as book:
+        return book.find_submission(ASSIGNMENT.id, "ada").score, report["problems"]
+
+
+def through_pytest(folder, tmp_path):
+    junit = tmp_path / "junit.xml"
+    subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--hero-submission", str(folder),
+                    "--hero-assignment", ASSIGNMENT.id, f"--junitxml={junit}"], capture_output=True, text=True,
+                   cwd=tmp_path)
+    points = ASSIGNMENT.points()
+    return sum(points[case.get("name")] for case in ElementTree.parse(junit).getroot().iter("testcase")
+               if case.find("failure") is None and case.find("error") is None and case.find("skipped") is None)
+
+
+@needs_root_and_bwrap
+def test_a_borderline_notebook_gets_one_score_through_every_front_end(borderline, root, tmp_path):  # noqa: F811
+    upload = tmp_path / "upload"
+    shutil.copytree(borderline, upload / ASSIGNMENT.id)
+    results, output, _ = root.run_autograder(upload)
+    assert results is not None, output[-3000:]
+    nbgrader_score, problems = through_nbgrader(borderline, tmp_path / "course")
+    scores = {"hero grade": through_hero_grade(borderline), "nbgrader autograde": nbgrader_score,
+              "pytest --hero-submission": through_pytest(borderline, tmp_path), "gradescope": results["score"]}
+    assert scores == dict.fromkeys(scores, FULL), (scores, problems)
+
+
+def test_a_notebook_over_the_limit_is_refused_by_the_grader_and_the_screen_alike(tmp_path):
+    """Measured the same way, whatever the file's layout: compact or as nbgrader writes it."""
+    notebook = json.loads((SAMPLES / "reference" / NOTEBOOK).read_text(encoding="utf-8"))
+    over = padded(notebook, engine.MAX_NOTEBOOK_BYTES + 1)
+    for layout, text in [("compact", over), ("nbgrader's", nbformat.writes(nbformat.reads(over, as_version=4)))]:
+        folder = tmp_path / layout
+        folder.mkdir()
+        (folder / NOTEBOOK).write_text(text, encoding="utf-8")
+        problems, refused = [], []
+        with safefiles.Folder(folder) as opened:
+            assert engine.read_notebook_cells(opened, NOTEBOOK, problems, refused) == (None, {})
+        assert refused and f"more than {engine.MAX_NOTEBOOK_BYTES}" in refused[0], (layout, problems)
+        screened = nbgrader_glue.screen(str(folder), [str(folder / NOTEBOOK)])
+        assert screened is not None and f"more than {engine.MAX_NOTEBOOK_BYTES}" in screened, (layout, screened)
