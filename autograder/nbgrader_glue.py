@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import re
+import struct
 import sys
 import time
 from concurrent.futures import Future
@@ -332,8 +333,8 @@ class RunLock:
     another run holds one of them.  The locks belong to the process: its end, a crash or a
     SIGKILL included, releases them, so a run started after a crash proceeds.
 
-    SQLite: byte-range locks (fcntl) on one file beside the gradebook, one byte per submission
-    (a few descriptors for any class size).  PostgreSQL: session advisory locks on one connection
+    SQLite: byte-range locks (fcntl, open file description locks) on one file beside the
+    gradebook, one byte per submission (one descriptor for any class size).  PostgreSQL: session advisory locks on one connection
     held for the run.  Several course roots (or several `--student` runs) may still write one
     gradebook at once, each on its own submissions (docs/grading.md, "Gradebook database")."""
 
@@ -351,6 +352,13 @@ class RunLock:
     def supported(self):
         return self._file is not None or self._connection is not None
 
+    def _byte_lock(self, kind, offset):
+        """An open file description lock (F_OFD_SETLK) on one byte: unlike a POSIX lockf, it
+        belongs to this open file, so another RunLock of this same process is refused too, and
+        no other open/close of the file in this process drops it."""
+        # struct flock: l_type, l_whence, l_start, l_len, l_pid (0 for these locks)
+        fcntl.fcntl(self._file, fcntl.F_OFD_SETLK, struct.pack("hhqqi4x", kind, os.SEEK_SET, offset, 1, 0))
+
     @staticmethod
     def _key(submission):
         # 62 bits: a byte offset for fcntl and a PostgreSQL bigint, both positive
@@ -363,13 +371,13 @@ class RunLock:
             held, busy = [], []
             for key, submission in sorted(keys.items()):
                 try:
-                    fcntl.lockf(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, key)
+                    self._byte_lock(fcntl.F_WRLCK, key)
                     held.append(key)
                 except OSError:
                     busy.append(submission)
             if busy:
                 for key in held:
-                    fcntl.lockf(self._file, fcntl.LOCK_UN, 1, key)
+                    self._byte_lock(fcntl.F_UNLCK, key)
             return busy
         if self._connection is not None:
             taken = [key for (key,) in self._connection.execute(

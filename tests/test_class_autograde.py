@@ -22,6 +22,7 @@ from nbgrader.api import Gradebook
 from autograder import registry
 
 from conftest import SAMPLES, needs_bubblewrap
+from servers import postgres_server  # noqa: F401 (a fixture: a throw-away PostgreSQL, stopped after)
 from test_lab_ray import two_node_cluster  # noqa: F401,F811 (a fixture: a head and a second node, stopped after)
 
 ASSIGNMENT = "ch05_block"
@@ -280,3 +281,46 @@ def test_a_second_run_is_refused_while_one_grades_and_proceeds_after_a_crash(rel
         stop_all(tree[1:])
         first.kill()
         first.wait()
+
+
+def test_run_locks_refuse_a_second_holder_and_die_with_theirs(tmp_path, postgres_server):  # noqa: F811
+    """The lock itself, SQLite and PostgreSQL: held per submission; another holder of one of them
+    is refused whole (it keeps none); closing (what a crash does) releases them."""
+    from autograder.nbgrader_glue import RunLock
+
+    class_ = [str(tmp_path / "submitted" / student / ASSIGNMENT) for student in ("ada", "ben", "cy")]
+    for url in (f"sqlite:///{tmp_path / 'gradebook.db'}", postgres_server.database("locks")):
+        first, second = RunLock(url), RunLock(url)
+        try:
+            assert first.supported and first.acquire(class_[:2]) == []
+            assert second.acquire(class_[1:]) == class_[1:2]  # ben is held: refused, and cy not kept
+            third = RunLock(url)
+            assert third.acquire(class_[2:]) == []  # cy was not kept by the refused one
+            third.close()
+            first.close()
+            assert second.acquire(class_) == []
+        finally:
+            first.close()
+            second.close()
+
+
+def test_a_course_graded_into_sqlite_is_recorded_whole_into_postgresql(released, tmp_path, postgres_server):  # noqa: F811
+    """The issue's switch: a course already graded into SQLite, then autograded into PostgreSQL."""
+    root = course_copy(released, tmp_path, "course")
+    for student in CLASS:
+        if student not in ("ada", "ben"):
+            shutil.rmtree(root / "submitted" / student)
+    nbgrader(root, "autograde", ASSIGNMENT)
+    url = postgres_server.database("switched")
+    option = f"--CourseDirectory.db_url={url}"
+    nbgrader(root, "generate_assignment", ASSIGNMENT, "--force", option)
+    switched = nbgrader(root, "autograde", ASSIGNMENT, option, log_level="WARN").stderr
+    assert "2 submission(s) found, 2 prepared" in switched and "0 graded now, 2 from earlier results" in switched, \
+        switched
+    assert switched.count("its kept result is recorded now (not graded again)") == 2, switched
+    with Gradebook(url) as book:
+        in_postgres = {(submission.student.id, grade.name): (grade.auto_score, grade.manual_score, grade.extra_credit)
+                       for submission in book.assignment_submissions(ASSIGNMENT)
+                       for grade in submission.notebooks[0].grades}
+    assert in_postgres == gradebook(root)[0]
+    assert "2 submission(s) found, 0 prepared" in nbgrader(root, "autograde", ASSIGNMENT, option).stderr
