@@ -1,13 +1,16 @@
 """The labs' grids on Ray (hero_transformer/labs/grid.py, hero_transformer/cluster.py).
 
 Every test that needs a Ray starts it itself, on this machine, and stops it, pass or fail: the
-embedded Ray of `hero lab run`, or a two-node cluster (`ray start --head` and a second node joined
-to it, one CPU each) in a temporary folder of its own.
+embedded Ray of `hero lab run`, or a two-node cluster (cluster.local_cluster: a head and a second
+node, one CPU each) in a temporary folder of its own, started once for this file, on a machine
+made busy for the length of its start.
 """
 
+import contextlib
 import dataclasses
 import json
 import os
+import secrets
 import subprocess
 import sys
 import threading
@@ -30,12 +33,36 @@ BIN = Path(sys.executable).parent
 RUN_TIMEOUT = 900  # seconds for a whole tiny grid through the CLI, on a loaded machine
 
 
-@pytest.fixture
+# set, with a value of the test's own, in the environment of every process of a Ray a test
+# starts (Ray's processes inherit it), so that the test can find all of them and only them
+RAY_PROCESSES = "HERO_TEST_RAY_PROCESSES"
+BUSY_LOOPS_PER_CPU = 6  # a start under load 12 on 2 CPUs once failed (issue 38)
+
+
+@contextlib.contextmanager
+def busy_machine():
+    """Every CPU of the machine kept busy, several times over, by busy-loop processes, stopped
+    at the end of the block."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+             for _ in range(BUSY_LOOPS_PER_CPU * os.cpu_count())]
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+
+
+@pytest.fixture(scope="module")
 def two_node_cluster():
     """HOST:PORT of a Ray head and a second node joined to it, one CPU each, token-authenticated
-    (hero_transformer/cluster.py's local_cluster), and the environment that joins it; both nodes
-    stopped and their folder removed after the test."""
-    with cluster.local_cluster(nodes=2, cpus_per_node=1) as (address, env):
+    (hero_transformer/cluster.py's local_cluster), and the environment that joins it, whose
+    RAY_PROCESSES names the cluster's processes; started once for the module while the machine
+    is busy (the start must tolerate it), stopped and its folder removed after the module."""
+    with contextlib.ExitStack() as stack:
+        with pytest.MonkeyPatch.context() as patch, busy_machine():
+            patch.setenv(RAY_PROCESSES, secrets.token_hex(8))
+            address, env = stack.enter_context(cluster.local_cluster(nodes=2, cpus_per_node=1))
         yield address, env
 
 
@@ -58,34 +85,6 @@ def grid_of(labs_dir):
             runs[f"{name}/{path.stem}"] = (stored["params"], stored["setting"], figures, stored["threads"])
         claims[name] = json.loads((folder / "results.json").read_text(encoding="utf-8"))["claims"]
     return runs, claims
-
-
-def test_every_tiny_grid_on_a_two_node_cluster_equals_the_embedded_run(two_node_cluster, tmp_path):
-    address, env = two_node_cluster
-    on_cluster = hero_lab(["--all", "--tiny", "--address", address], tmp_path / "cluster", env)
-    assert f"on the Ray cluster at {address}" in on_cluster.stdout
-    embedded = hero_lab(["--all", "--tiny"], tmp_path / "embedded")
-    assert "on an embedded Ray" in embedded.stdout
-    cluster_runs, cluster_claims = grid_of(tmp_path / "cluster")
-    embedded_runs, embedded_claims = grid_of(tmp_path / "embedded")
-    expected = sum(len(runner.seeded_runs(lab.settings["tiny"], lab.runs)) for lab in labs.all_labs().values())
-    assert len(cluster_runs) == expected
-    assert cluster_runs == embedded_runs  # every figure of every run, to the last bit
-    assert cluster_claims == embedded_claims
-
-
-def test_the_embedded_ray_listens_on_the_loopback_address_only(tmp_path):
-    script = ("from hero_transformer import cluster\nimport json, psutil\n"
-              "with cluster.session(num_cpus=1) as ray:\n"
-              "    found = set()\n"
-              "    for c in psutil.net_connections(kind='inet'):\n"
-              "        if c.status == psutil.CONN_LISTEN and c.pid is not None:\n"
-              "            found.add(c.laddr.ip)\n"
-              "    print(json.dumps(sorted(found)))\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    listening = json.loads(done.stdout.strip().splitlines()[-1])
-    assert listening and all(ip in ("127.0.0.1", "::ffff:127.0.0.1") for ip in listening), listening
 
 
 def workers_running(name="ray::_remote_run"):
@@ -138,3 +137,105 @@ def test_a_killed_worker_loses_only_its_run_and_a_rerun_finishes_the_grid(tmp_pa
     assert {path.stem: path.stat().st_mtime_ns for path in (out / "runs").glob("*.json") if path.stem in saved} == saved
     assert set(report.results["runs"]) == {run.key for run, _ in runner.seeded_runs(slow, lab.runs)}
     assert len(report.claims) == len(lab.claims)
+
+
+# The tests that join the module's two-node cluster come last: it stays up until the module ends.
+
+# A driver that joins (or embeds) a Ray, runs a task on every node so that workers exist, and
+# lists the listening sockets of every process whose environment holds its RAY_PROCESSES value:
+# the Ray's own processes (GCS, raylets, agents, autoscaler monitor, workers) and the driver
+LISTENING = """
+import json, os, sys, psutil
+from hero_transformer import cluster
+
+mine = os.environ["HERO_TEST_RAY_PROCESSES"]
+with cluster.session(address=sys.argv[1] if len(sys.argv) > 1 else None) as ray:
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    where = ray.remote(num_cpus=0)(lambda: os.getpid())
+    workers = ray.get([where.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False))
+                       .remote() for node in ray.nodes() if node["Alive"]])
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get("HERO_TEST_RAY_PROCESSES") != mine:
+                continue
+            kind = ("driver" if process.pid == os.getpid() else "worker" if process.pid in workers
+                    else process.name())
+            found += [[kind, c.laddr.ip, c.laddr.port] for c in process.net_connections(kind="inet")
+                      if c.status == psutil.CONN_LISTEN]
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            pass
+    print(json.dumps({"workers": len(workers), "listening": found}))
+"""
+LOOPBACK = {"127.0.0.1", "::1", "::ffff:127.0.0.1"}
+
+
+@pytest.mark.parametrize("kind", ["embedded", "two-node cluster"])
+def test_every_ray_the_project_starts_listens_on_the_loopback_address_only(kind, request):
+    """Each kind of Ray the project starts (cluster.py: the embedded Ray of `hero lab run`, and
+    local_cluster's nodes with a driver joined through --address): every listening socket of
+    every one of its processes is on the loopback address."""
+    if kind == "embedded":
+        args, env, nodes = [], {**os.environ, RAY_PROCESSES: secrets.token_hex(8)}, 1
+    else:
+        address, env = request.getfixturevalue("two_node_cluster")
+        args, nodes = [address], 2
+    done = subprocess.run([sys.executable, "-c", LISTENING, *args], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    listeners = {listener for listener, _, _ in seen["listening"]}
+    assert seen["workers"] == nodes and {"driver", "worker", "gcs_server", "raylet"} <= listeners, seen
+    beyond = [socket for socket in seen["listening"] if socket[1] not in LOOPBACK]
+    assert not beyond, f"listening beyond the loopback address: {beyond}"
+
+
+# A start that fails every time, as on a machine too busy for Ray's start-up waits (here cut to
+# nothing), then what is left of the processes whose environment holds its RAY_PROCESSES value
+FAILING_START = """
+import os, sys, psutil
+from hero_transformer import cluster
+
+try:
+    with (cluster.local_cluster(nodes=2) if sys.argv[1] == "two-node cluster" else cluster.session()):
+        print("started")
+except cluster.RayUnavailable as exc:
+    print(exc)
+mine = os.environ["HERO_TEST_RAY_PROCESSES"]
+left = []
+for process in psutil.process_iter():
+    try:
+        if process.pid != os.getpid() and process.environ().get("HERO_TEST_RAY_PROCESSES") == mine:
+            left.append(process.name())
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        pass
+print("left:", sorted(left))
+"""
+
+
+@pytest.mark.parametrize("kind", ["embedded", "two-node cluster"])
+def test_a_ray_that_cannot_start_is_tried_once_more_then_says_why_and_leaves_nothing_running(kind):
+    env = {**os.environ, "RAY_gcs_server_port_wait_time_s": "0", RAY_PROCESSES: secrets.token_hex(8)}
+    done = subprocess.run([sys.executable, "-c", FAILING_START, kind], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    said, left = done.stdout.strip().splitlines()[-2:]
+    assert "starting it once more" in done.stderr, done.stderr[-3000:]
+    assert "did not start, 2 times" in said and "gcs_server_port" in said, said  # what failed, and why
+    assert "Retry when the machine is less busy" in said and "RAY_agent_register_timeout_ms" in said, said
+    assert left == "left: []"
+
+
+def test_every_tiny_grid_on_a_two_node_cluster_equals_the_embedded_run(two_node_cluster, tmp_path):
+    address, env = two_node_cluster
+    on_cluster = hero_lab(["--all", "--tiny", "--address", address], tmp_path / "cluster", env)
+    assert f"on the Ray cluster at {address}" in on_cluster.stdout
+    embedded = hero_lab(["--all", "--tiny"], tmp_path / "embedded")
+    assert "on an embedded Ray" in embedded.stdout
+    cluster_runs, cluster_claims = grid_of(tmp_path / "cluster")
+    embedded_runs, embedded_claims = grid_of(tmp_path / "embedded")
+    expected = sum(len(runner.seeded_runs(lab.settings["tiny"], lab.runs)) for lab in labs.all_labs().values())
+    assert len(cluster_runs) == expected
+    assert cluster_runs == embedded_runs  # every figure of every run, to the last bit
+    assert cluster_claims == embedded_claims

@@ -11,13 +11,19 @@
 A block inside another block uses the Ray already there, so a test can share one embedded Ray
 between many grids.  `local_cluster()` starts a cluster of several nodes on this machine, for the
 tests and benchmarks that join one.
+
+Every Ray this module starts (embedded or local_cluster) listens on the loopback address only:
+Ray binds each of its servers (GCS, raylet and object manager, workers, agents, the autoscaler's
+metrics) to 127.0.0.1 exactly when the node's address is 127.0.0.1, and keeps that address only in
+its single-machine mode (`ray start` and `ray.init` replace a loopback address with the machine's
+own in cluster mode).  Each start gets patient start-up timeouts and one retry, so that a loaded
+machine delays it rather than fails it.
 """
 
 import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,26 +38,86 @@ _ALWAYS = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token"}
 # Ray treats a node whose address is loopback as a single-machine Ray and then binds every one
 # of its servers to 127.0.0.1; it reads this once, at import (ray._private.ray_constants)
 _LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+# Ray's start-up waits, read from the environment by every Ray process (RAY_<config name>).
+# Their defaults (30 s for a raylet's agents and for the GCS port, 60 s for a worker to register)
+# ran out on a 2-core machine at load 12; these only lengthen a wait, never a healthy start
+_PATIENT = {"RAY_agent_register_timeout_ms": "300000", "RAY_gcs_server_port_wait_time_s": "300",
+            "RAY_worker_register_timeout_seconds": "300"}
+# set in the environment of the Ray processes a start creates, so that a failed start can find
+# and stop every one of them (Ray workers rename themselves; some are not our children)
+_MARKER = "HERO_RAY_START"
 _PROCESS_TOKEN = secrets.token_hex(32)
+START_ATTEMPTS = 2
+CLUSTER_START_TIMEOUT = 900  # seconds for local_cluster's whole start, both attempts, on a loaded machine
 
 
 class RayUnavailable(RuntimeError):
     pass
 
 
-def _import_ray(embedded):
-    wanted = {**_ALWAYS, **(_LOOPBACK if embedded else {})}
+def _import_ray(loopback):
+    """The `ray` module, in single-machine mode where loopback is true: what an embedded Ray, a node
+    of local_cluster and a process joining a cluster on 127.0.0.1 need (in cluster mode Ray would
+    bind to every interface, and a process joining 127.0.0.1 would look for it on the machine's
+    network address)."""
+    wanted = {**_ALWAYS, **_PATIENT, **(_LOOPBACK if loopback else {})}
     if "ray" in sys.modules:
         from ray._private import ray_constants
 
-        if embedded and ray_constants.ENABLE_RAY_CLUSTER:
-            raise RayUnavailable("Ray was imported in this process before the embedded Ray was asked for, so it "
-                                 "would bind to every interface; start the embedded Ray in a fresh process")
+        if loopback and ray_constants.ENABLE_RAY_CLUSTER:
+            raise RayUnavailable("Ray was imported in this process in its cluster mode before a Ray on the loopback "
+                                 "address was asked for; start or join it from a fresh process")
     for name, value in wanted.items():
         os.environ.setdefault(name, value)
     import ray
 
     return ray
+
+
+def _not_started(what, attempts, why):
+    load = os.getloadavg()[0]
+    return RayUnavailable(f"{what} did not start, {attempts} times (load average {load:.1f} on {os.cpu_count()} "
+                          f"CPUs): {why}. Retry when the machine is less busy, or lengthen Ray's start-up waits in the "
+                          f"environment ({', '.join(_PATIENT)})")
+
+
+def _retrying(what, why):
+    print(f"hero: {what} did not start ({why}); starting it once more", file=sys.stderr, flush=True)
+
+
+def _stop_marked(marker):
+    """Kill every process (but this one) whose environment carries this start's marker."""
+    import psutil
+
+    marked = []
+    for process in psutil.process_iter():
+        try:
+            if process.pid != os.getpid() and process.environ().get(_MARKER) == marker:
+                process.kill()
+                marked.append(process)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            pass
+    psutil.wait_procs(marked, timeout=30)
+
+
+def _start_embedded(ray, folder, options):
+    """ray.init for the embedded Ray, retried once after a failed start (a loaded machine can outlast
+    Ray's fixed 30 s wait for its first node)."""
+    marker = folder.name
+    os.environ[_MARKER] = marker  # inherited by the Ray processes started now, and only by them
+    try:
+        for attempt in range(1, START_ATTEMPTS + 1):
+            try:
+                ray.init(address="local", _temp_dir=str(folder / str(attempt)), **options)
+                return
+            except Exception as exc:  # noqa: BLE001 (any failure of a start: stop what it left, then retry or say so)
+                ray.shutdown()
+                _stop_marked(marker)
+                if attempt == START_ATTEMPTS:
+                    raise _not_started("the embedded Ray", attempt, exc) from None
+                _retrying("the embedded Ray", exc)
+    finally:
+        os.environ.pop(_MARKER, None)
 
 
 @contextmanager
@@ -64,7 +130,7 @@ def session(address=None, num_cpus=None, num_gpus=None):
         return
     embedded = address is None
     try:
-        ray = _import_ray(embedded)
+        ray = _import_ray(embedded or _on_loopback(address))
     except ImportError:
         raise RayUnavailable("the labs schedule their runs on Ray: pip install 'ray>=2.50' (make test installs it)") \
             from None
@@ -76,10 +142,15 @@ def session(address=None, num_cpus=None, num_gpus=None):
         # one token for the process's lifetime: Ray reads it once, so a second embedded Ray in the
         # same process must be started with the same one
         os.environ.setdefault("RAY_AUTH_TOKEN", _PROCESS_TOKEN)
-        ray.init(address="local", num_cpus=num_cpus, num_gpus=num_gpus, _temp_dir=str(folder), **options)
+        try:
+            _start_embedded(ray, folder, {"num_cpus": num_cpus, "num_gpus": num_gpus, **options})
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
         nodes = {node["NodeManagerAddress"] for node in ray.nodes()}
         if nodes != {"127.0.0.1"}:
             ray.shutdown()
+            shutil.rmtree(folder, ignore_errors=True)
             raise RayUnavailable(f"the embedded Ray came up on {sorted(nodes)}, not on the loopback address")
     else:
         try:
@@ -95,59 +166,109 @@ def session(address=None, num_cpus=None, num_gpus=None):
             shutil.rmtree(folder, ignore_errors=True)
 
 
+def _on_loopback(address):
+    host = address.rsplit(":", 1)[0].strip("[]")
+    return host == "localhost" or host.startswith("127.") or host == "::1"
+
+
 @contextmanager
 def local_cluster(nodes=2, cpus_per_node=1):
-    """A Ray cluster of `nodes` nodes on this machine (`ray start --head` and nodes joined to it),
-    on the loopback address, token-authenticated, in a temporary folder of its own: what a test or
-    a benchmark joins with `session(address)`.  Yields (HOST:PORT, the environment a process needs
-    to join it); stops every node and removes the folder at the end, however the block ends."""
-    import psutil
+    """A Ray cluster of `nodes` nodes on this machine, every server on 127.0.0.1, token-authenticated,
+    in a temporary folder of its own: what a test or a benchmark joins with `session(address)`.
+    Yields (HOST:PORT, the environment a process needs to join it); stops every process of the
+    cluster and removes the folder at the end, however the block ends.
 
+    The nodes are Ray's own one-machine cluster (`ray.cluster_utils.Cluster`, which Ray's tests use)
+    in a keeper process of their own, started in Ray's single-machine mode: `ray start` would put
+    them on the machine's network address, listening on every interface."""
     folder = Path(tempfile.mkdtemp(prefix="hr-", dir="/tmp"))  # short: Ray's socket paths must fit
     token = folder / "token"
     token.write_text(secrets.token_hex(32), encoding="utf-8")
-    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token), "RAY_USAGE_STATS_ENABLED": "0"}
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    address = f"127.0.0.1:{port}"
-    ray = str(Path(sys.executable).parent / "ray")
-    common = ["--block", "--node-ip-address=127.0.0.1", f"--num-cpus={cpus_per_node}", "--num-gpus=0"]
-    started = []
+    env = {**os.environ, **_ALWAYS, "RAY_AUTH_TOKEN_PATH": str(token)}
+    env.pop("RAY_AUTH_TOKEN", None)  # the cluster's token is the file's
+    keeper = None
     try:
-        for number in range(nodes):
-            where = ([ "--head", f"--port={port}", "--include-dashboard=false", f"--temp-dir={folder / 'ray'}"]
-                     if number == 0 else [f"--address={address}"])
-            started.append(subprocess.Popen([ray, "start", *where, *common], env=env, stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.DEVNULL, start_new_session=True))
-            _wait_for_nodes(ray, address, env, number + 1)
+        deadline = time.monotonic() + CLUSTER_START_TIMEOUT
+        for attempt in range(1, START_ATTEMPTS + 1):
+            keeper, address = _start_keeper(folder / str(attempt), env, nodes, cpus_per_node, deadline)
+            if keeper is not None:
+                break
+            if attempt == START_ATTEMPTS or time.monotonic() > deadline:
+                raise _not_started("the local Ray cluster", attempt, address)
+            _retrying("the local Ray cluster", address)
         yield address, env
     finally:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            for node in started:
-                try:
-                    os.killpg(node.pid, sig)
-                except ProcessLookupError:
-                    pass
-            time.sleep(1 if sig == signal.SIGTERM else 0)
-        for node in started:
-            node.wait(timeout=30)
-        for process in psutil.process_iter(["cmdline"]):  # what the nodes started in sessions of their own
-            try:
-                if any(str(folder) in part for part in process.info["cmdline"] or ()):
-                    process.kill()
-            except (psutil.NoSuchProcess, psutil.AccessDenied):
-                pass
+        if keeper is not None:
+            _stop_keeper(keeper, folder / str(attempt))
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _wait_for_nodes(ray, address, env, count, timeout=120):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        status = subprocess.run([ray, "status", f"--address={address}"], env=env, capture_output=True, text=True,
-                                timeout=60)
-        active = status.stdout.split("Active:", 1)[-1].split("Pending:", 1)[0]
-        if status.returncode == 0 and active.count("node_") >= count:
-            return
-        time.sleep(2)
-    raise RayUnavailable(f"the Ray cluster at {address} did not reach {count} nodes in {timeout} s")
+def _start_keeper(folder, env, nodes, cpus_per_node, deadline):
+    """(the keeper process, HOST:PORT) of a started cluster, or (None, why it did not start) with
+    everything it started stopped."""
+    folder.mkdir()
+    keeper_env = {**_PATIENT, **env, **_LOOPBACK, "RAY_TMPDIR": str(folder), _MARKER: str(folder)}
+    log = open(folder / "keeper.log", "w+", encoding="utf-8")
+    with log:
+        keeper = subprocess.Popen([sys.executable, "-P", __file__, str(nodes), str(cpus_per_node)], env=keeper_env,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+                                  start_new_session=True)
+        line = _read_line(keeper.stdout, deadline)
+        if line.startswith("started "):
+            return keeper, line.split(None, 1)[1].strip()
+        _stop_keeper(keeper, folder)
+        log.seek(0)
+        why = line.strip() or (log.read()[-2000:].strip() or "no answer from its keeper process")
+    return None, why
+
+
+def _read_line(stream, deadline):
+    import selectors
+
+    with selectors.DefaultSelector() as selector:
+        selector.register(stream, selectors.EVENT_READ)
+        if selector.select(timeout=max(1.0, deadline - time.monotonic())):
+            return stream.readline()
+    return "no node came up before the start's deadline"
+
+
+def _stop_keeper(keeper, folder):
+    """Ask the keeper to stop its cluster (closing its input), then kill whatever of it is left."""
+    try:
+        keeper.stdin.close()
+        keeper.wait(timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    try:
+        os.killpg(keeper.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    keeper.wait()
+    _stop_marked(str(folder))
+
+
+def _keep(nodes, cpus_per_node):
+    """The keeper process of local_cluster: starts the nodes, answers 'started HOST:PORT' (or why
+    not) on its standard output and keeps the nodes until its standard input closes."""
+    answer = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # whatever Ray prints goes to the log, never into the answer
+    ray = _import_ray(loopback=True)
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(shutdown_at_exit=True)
+    try:
+        for _ in range(nodes):
+            cluster.add_node(node_ip_address="127.0.0.1", num_cpus=cpus_per_node, num_gpus=0,
+                             include_dashboard=False)
+    except Exception as exc:  # noqa: BLE001 (reported to local_cluster, which stops what was started)
+        print(f"failed: {type(exc).__name__}: {exc}".replace("\n", " "), file=answer, flush=True)
+        return 1
+    print("started", cluster.address, file=answer, flush=True)
+    sys.stdin.read()
+    cluster.shutdown()
+    ray.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_keep(int(sys.argv[1]), int(sys.argv[2])))
