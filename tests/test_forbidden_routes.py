@@ -18,6 +18,8 @@ import torch.nn.functional as F
 
 from autograder import engine, probes, registry
 
+from conftest import needs_bubblewrap
+
 GENERIC = registry.INTERNAL_ROUTES.call
 
 
@@ -469,3 +471,72 @@ def test_operators_defined_at_the_module_s_import_lose_their_exercises_through_t
         item = report.item(exercise_id)
         assert {check.name for check in item.checks if not check.passed} == {"uses no forbidden shortcut"}
         assert f"(through {registry.LIBRARY_ROUTE})" in item.feedback_en, item.feedback_en
+
+
+SET_ASIDE_ROUTES = (registry.LIBRARY_ROUTE, registry.MODE_ROUTE, registry.ASIDE_ROUTE)
+AS_USER_SCRIPT = '''
+import json, sys
+from pathlib import Path
+from autograder import engine
+from autograder.sandbox import WorkerPool
+jobs = json.loads(sys.argv[1])  # [[assignment id, sample folder, exercise or ""], ...]
+pool = WorkerPool()
+try:
+    found = []
+    for assignment_id, folder, exercise_id in jobs:
+        report = engine.grade(Path(folder), assignment_id, pool=pool)
+        found.append({"score": report.score, "max": report.max_score,
+                      "lost": sorted(item.id for item in report.items if item.score < item.max_score),
+                      "feedback": report.item(exercise_id).feedback_en if exercise_id else ""})
+finally:
+    pool.close()
+print(json.dumps(found))
+'''
+
+
+@needs_bubblewrap
+def test_the_set_aside_routes_lose_as_an_ordinary_user_too():
+    """The catalogue bodies of these routes (chapters 5 and 6), graded by a grader run as an ordinary user
+    (tests/test_hostile.py's machinery), lose exactly their exercise and name their route; the
+    references keep full marks."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    from conftest import SAMPLE_ROOTS
+    from test_hostile import TEST_USER, _as_user_prefix, _ensure_user
+
+    if os.geteuid() != 0:
+        pytest.skip("switching to the ordinary user needs root")
+    jobs, expected = [], []
+    for assignment_id in ("ch05_block", "ch06_backward"):
+        if assignment_id not in SAMPLE_ROOTS:
+            continue
+        folder = SAMPLE_ROOTS[assignment_id]
+        jobs.append([assignment_id, str(folder / "reference"), ""])
+        expected.append(None)
+        for entry in registry.ASSIGNMENTS[assignment_id].entries("forbidden"):
+            if entry.route in SET_ASIDE_ROUTES:
+                jobs.append([assignment_id, str(folder / entry.sample), entry.exercise])
+                expected.append(entry)
+    if not jobs:
+        pytest.skip("chapters 5 and 6 are not among HERO_TEST_ASSIGNMENTS")
+    _ensure_user(TEST_USER)
+    work = tempfile.mkdtemp(prefix="hero-routes-user-")
+    try:
+        os.chmod(work, 0o755)
+        done = subprocess.run([*_as_user_prefix(TEST_USER, work), sys.executable, "-c", AS_USER_SCRIPT, json.dumps(jobs)],
+                              capture_output=True, text=True, timeout=1200, cwd=work,
+                              env=dict(os.environ, PYTHONPATH=str(registry.REPO_ROOT), TMPDIR=work))
+    finally:
+        subprocess.run(["rm", "-rf", work], check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    for entry, result in zip(expected, results):
+        if entry is None:
+            assert result["score"] == result["max"] and result["lost"] == [], result
+        else:
+            assert result["lost"] == [entry.exercise], (entry.id, result)
+            assert f"(through {entry.route})" in result["feedback"], (entry.id, result["feedback"])
