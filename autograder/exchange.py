@@ -153,8 +153,8 @@ class HeroExchangeCollect(ExchangeCollect):
                           f"a submission in someone else's name")
         try:
             timestamp = parse_utc(claimed)
-        except (ValueError, OverflowError) as exc:
-            raise Refused(f"its timestamp {claimed!r} does not parse ({exc})") from None
+        except (ValueError, OverflowError):  # the parser's message would repeat the name's raw characters
+            raise Refused(f"its timestamp {claimed!r} does not parse") from None
         made = _utc(info.st_ctime)
         if timestamp > made + datetime.timedelta(seconds=self.clock_skew):
             raise Refused(f"it is dated {timestamp:%Y-%m-%d %H:%M:%S} UTC, later than the folder itself "

@@ -485,6 +485,9 @@ def _first_attacks(course):
              "links": {f"{registry.PACKAGE}/model.py": "/dev/zero"}},
             {"name": f"{S3}+{ASSIGNMENT.id}+{now}+fifo", "release": True, "timestamp": now,
              "fifo": [f"{registry.PACKAGE}/pipe.py"]},
+            # a name that would clear the instructor's terminal and forge a line of collect's output
+            {"name": f"{S3}+{ASSIGNMENT.id}+\x1b[2J\n[CollectApp | INFO] Collected submission: {S3}+escape",
+             "release": True, "timestamp": "x"},
         ]
     return folders
 
@@ -504,12 +507,17 @@ REFUSED = {
     "deep": "deeper than 16 folders",
     "sparse": "is larger than 100000000 bytes",
     "other": "is a symbolic link",
+    "escape": "does not parse",
 }
 
 
 def _check_refusals(output, course, names):
-    """Each of `names` ({tag: folder}) refused, with its reason, in collect's output and in the log."""
+    """Each of `names` ({tag: folder}) refused, with its reason, in collect's output and in the log,
+    and no folder's name written raw (a control character, a line of its own)."""
     log = (course / "exchange-refusals.log").read_text(encoding="utf-8")
+    assert "\x1b" not in output + log
+    assert not any(line.startswith(f"[CollectApp | INFO] Collected submission: {S3}") for line in output.splitlines())
+    assert all(re.match(r"\d{4}-\d\d-\d\dT", line) for line in log.splitlines()), log  # one line a refusal
     for tag, name in names.items():
         for where, text in (("collect's output", output), ("exchange-refusals.log", log)):
             lines = [line for line in text.splitlines() if repr(name) in line]
@@ -609,6 +617,8 @@ def test_a_class_day_on_a_hub(hub, browser):
     # that must not be collected
     first = _attack(exchange, _first_attacks(course))
     say(f"{S3}: made {len(first)} hostile folders in the inbound folder ({', '.join(first)})")
+    listing = as_user(S3, "ls", str(exchange / COURSE / "inbound"), check=False)
+    assert listing.returncode != 0 and "Permission denied" in listing.stderr, listing  # nor anyone's names
 
     # s1 in the browser: log in, the hub spawns their JupyterLab, the Assignment List fetches
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
