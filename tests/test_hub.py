@@ -1,26 +1,36 @@
-"""A class's day on a real JupyterHub, on this machine only.
+"""A class's day on a real JupyterHub, on this machine only, with one hostile student.
 
 The test starts JupyterHub (LocalProcessSpawner, DummyAuthenticator with one shared password,
-configurable-http-proxy from `make hub-proxy`) on 127.0.0.1 and free ports, with three system
-users it creates: an instructor (hero-hub-teacher) and two students (hero-hub-s1, hero-hub-s2),
-each with a fresh home (0700) in a temporary folder, and nbgrader's exchange shared between them
-(a 1777 folder there).  The instructor's course root is a copy of the course (course/ and
-nbgrader_config.py, as benchmarks/grading_speed.py builds one) whose nbgrader_config.py points
-Exchange.root at the shared exchange; each student's ~/.jupyter/nbgrader_config.py names the course
-and the same exchange.
+configurable-http-proxy from `make hub-proxy`) on 127.0.0.1 and free ports, from the students'
+environment (`make student-env`: third-party packages only), with four system users it creates:
+an instructor (hero-hub-teacher) and three students (hero-hub-s1, hero-hub-s2 and the hostile
+hero-hub-s3), each with a fresh home (0700) in a temporary folder, and nbgrader's exchange shared
+between them (a 1777 folder there).  The hub and every student command run in a mount namespace
+where the repository is an empty folder but for the students' environment and the proxy, as it
+would be out of the students' reach on a real hub; the instructor's commands see it.  The
+instructor's course root is a copy of the course (course/ and nbgrader_config.py) whose
+nbgrader_config.py points Exchange.root at the shared exchange; the course's configuration
+installs its own collect and release (autograder/exchange.py).
 
-The day: the instructor generates and releases ch05_block; student s1 logs into the hub in
-Chromium, fetches the chapter from JupyterLab's Assignment List, writes the reference submission
-into it and submits it from the Assignment List; s2 fetches and submits a faulty one (tanh GELU)
-with the nbgrader CLI; the instructor collects, autogrades, generates and releases feedback; s1
-fetches feedback from the Assignment List and s2 with the CLI.  Each gets their own page with their
-own scores (s1 full marks, s2 all but the gelu exercise) and can read neither the other's page nor
-the exchange's list of feedback.  However it ends, the hub, every single-user server and the proxy
-are stopped, the users deleted and the folder removed.
+The day: the instructor generates and releases ch05_block; s3 fills the inbound folder with
+forged and hostile folders (other students' names, far-future and unparsable dates, links to the
+course, the repository and /dev/zero, a FIFO, too many, too deep, too large, an escaping name);
+s1 logs in in Chromium, fetches from JupyterLab's Assignment List, writes the reference and
+submits there; s2 submits the reference with the nbgrader CLI; the instructor collects; s2
+resubmits with a faulty gelu while s3 adds links into s1's collected submission and a folder in
+s2's name; the instructor collects with --update, autogrades, generates and releases feedback;
+s1 fetches feedback from the Assignment List and s2 with the CLI.  Checked: no student reaches a
+solution, hidden test, reference body or the grader; every hostile folder is refused and named
+(collect's output, exchange-refusals.log) while s1 and s2 are collected; the gradebook holds
+exactly s1 (full marks) and s2 (all but gelu); each reads only their own feedback.  However it
+ends, the hub, every single-user server and the proxy are stopped, the users deleted and the
+folder removed.
 
 Run it alone, with its progress lines:  .venv/bin/python -m pytest tests/test_hub.py -s
-It needs root (it creates users and runs processes as them), Chromium (`make browser`) and the
-proxy (`make hub-proxy`); otherwise it skips and says why.
+HERO_HUB_EXCHANGE=nbgrader runs the same day with nbgrader's own exchange and fails, listing what
+did not hold.  It needs root, Chromium (`make browser`), the proxy (`make hub-proxy`), the
+students' environment (`make student-env`) and bwrap (`make sandbox`); otherwise it skips and
+says why.
 """
 
 import os
