@@ -10,6 +10,7 @@ student.
 import os
 import random
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -235,7 +236,9 @@ def stop_all(processes):
             pass
 
 
-def test_kill_9_of_hero_autograde_stops_every_process_it_started(released, tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT], ids=lambda number: number.name)
+def test_stopping_hero_autograde_stops_every_process_it_started(released, tmp_path, stop):
+    """SIGKILL (no handler can see it), SIGTERM (a plain `kill`) and SIGINT (Ctrl-C)."""
     root = slow_class(released, tmp_path)
     mark = f"stop-{os.getpid()}-{time.time_ns()}"
     hero = subprocess.Popen([sys.executable, "-m", "autograder.cli", "autograde", ASSIGNMENT, "--root", str(root)],
@@ -245,7 +248,7 @@ def test_kill_9_of_hero_autograde_stops_every_process_it_started(released, tmp_p
     try:
         tree = grading_tree(hero)
         assert any("nbgrader" in " ".join(child.cmdline()) for child in tree[1:]), tree
-        hero.kill()
+        hero.send_signal(stop)
         hero.wait()
         # the kernel's promise (PR_SET_PDEATHSIG) and the workers' closed control sockets act at once;
         # the wait is only a bound for a loaded machine, and before the fix the loop keeps them alive
