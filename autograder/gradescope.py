@@ -35,6 +35,7 @@ import argparse
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,7 +53,7 @@ VENV = "/autograder/hero-venv"
 # the grader's runtime packages beside torch: what `hero grade` imports, and the worker's IPython
 RUNTIME_PACKAGES = ("numpy", "fastjsonschema", "pyseccomp", "nbformat", "tqdm", "ipython")
 DEFAULT_LIMIT = 540  # seconds for one submission: under Gradescope's default 10-minute limit
-# what run() copies out of a submission, at most
+# what run() copies out of a submission, at most (MAX_FILES counts only files grading reads)
 MAX_FILES, MAX_FILE_BYTES, MAX_TOTAL_BYTES = 2000, 32 * 1024**2, 128 * 1024**2
 SKIPPED_PARTS = ("__MACOSX", "__pycache__", ".ipynb_checkpoints")
 FIXED_TIME = (2020, 1, 1, 0, 0, 0)  # zip entries' timestamps: the same sources give the same zip
@@ -109,13 +110,16 @@ RUN_AUTOGRADER = r"""#!/usr/bin/env bash
 # /autograder; the student's files are in /autograder/submission.
 set -u
 RESULTS=/autograder/results
+# a link, file or folder in the way of results/ or results.json is removed (never followed)
+if [ -L "$RESULTS" ] || { [ -e "$RESULTS" ] && [ ! -d "$RESULTS" ]; }; then rm -f "$RESULTS"; fi
 mkdir -p "$RESULTS"
-rm -f "$RESULTS/results.json"
+rm -rf "$RESULTS/results.json"
 cd /autograder
 __VENV__/bin/python -I -B -m autograder.gradescope run
-if [ ! -f "$RESULTS/results.json" ]; then
+if [ ! -f "$RESULTS/results.json" ] || [ -L "$RESULTS/results.json" ]; then
     # the grader could not even start: still a results.json, and no points
-    cat > "$RESULTS/results.json" <<'EOF'
+    rm -rf "$RESULTS/results.json"
+    cat > "$RESULTS/results.json" <<'EOF' || exit 1
 {"score": 0.0, "output": "评分程序未能启动，本次提交没有评分，请告诉教师。(The grader could not start: this submission was not graded; please tell your instructor.)", "execution_time": 0, "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
 EOF
 fi
@@ -243,9 +247,21 @@ def stage(submission, assignment, dest, release_package=None):
                 if path.is_file() and "__pycache__" not in path.parts}
     modules = {name for name in released if "/" not in name and name.endswith(".py")}
     notes, copied = [], {}
+
+    def graded(relpath):  # what grading may read, wherever the upload put it
+        parts = PurePosixPath(relpath).parts
+        return (not _skipped(relpath)
+                and (registry.PACKAGE in parts or parts[-1] == assignment.notebook_name or parts[-1] in modules))
+
     with safefiles.Folder(submission) as folder:
-        files, refused = folder.files("", "", MAX_FILES)
-        files = [f for f in files if not _skipped(f)]
+        # only what grading reads is kept and counted: an environment or a data folder uploaded
+        # beside the package costs nothing, and a limit refuses the upload whole, saying so
+        try:
+            files, refused = folder.files("", "", MAX_FILES, keep=graded, enter=lambda relpath: not _skipped(relpath),
+                                          strict=True)
+        except safefiles.TooLarge as exc:
+            files, refused = [], []
+            notes.append(f"上传的文件被整体拒绝，没有评分：{exc}。(The upload was refused whole and not graded: {exc}.)")
         where, kinds = _locate(files, assignment, modules)
         prefix = f"{where}/" if where else ""
         if where:
@@ -340,7 +356,6 @@ def run(root=ROOT):
     """Grade /autograder/submission as the bundle's assignment into /autograder/results/results.json."""
     started = time.monotonic()
     results_dir = Path(root, "results")
-    results_dir.mkdir(parents=True, exist_ok=True)
     notes = []
     try:
         config = load_config()
@@ -357,14 +372,37 @@ def run(root=ROOT):
         results = failed_results(f"{type(exc).__name__}: {exc}")
     results["output"] = "\n".join([*notes, results.get("output", "")]).strip()
     results["execution_time"] = int(round(time.monotonic() - started))
-    partial = results_dir / "results.json.partial"
-    if partial.is_symlink() or partial.exists():
-        partial.unlink()
-    with open(partial, "x", encoding="utf-8") as out:
-        out.write(json.dumps(results, ensure_ascii=False, indent=2))
-    os.replace(partial, results_dir / "results.json")
+    try:
+        write_results(results_dir, results)
+    except OSError as exc:  # run_autograder's own fallback tries once more; the exit status says so
+        print(f"hero gradescope: could not write {results_dir / 'results.json'}: {exc}", file=sys.stderr)
+        return 1
     print(f"hero gradescope: {results.get('score')} points; results in {results_dir / 'results.json'}")
     return 0
+
+
+def _remove(path):
+    """Whatever is at `path` (a file, a link, a folder and all it holds), links never followed."""
+    if path.is_symlink() or not path.is_dir():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path)
+
+
+def write_results(results_dir, results):
+    """results.json written whole (a temporary file renamed into place); whatever stands where
+    results/ must be a folder, or where results.json goes (a folder, a link), is removed first."""
+    results_dir = Path(results_dir)
+    if results_dir.is_symlink() or (os.path.lexists(results_dir) and not results_dir.is_dir()):
+        _remove(results_dir)
+    results_dir.mkdir(parents=True, exist_ok=True)
+    partial, final = results_dir / "results.json.partial", results_dir / "results.json"
+    _remove(partial)
+    if final.is_symlink() or (os.path.lexists(final) and not final.is_file()):
+        _remove(final)
+    with open(partial, "x", encoding="utf-8") as out:
+        out.write(json.dumps(results, ensure_ascii=False, indent=2))
+    os.replace(partial, final)
 
 
 def check():

@@ -200,6 +200,65 @@ def test_staging_finds_flat_and_nested_uploads_and_reads_no_link(tmp_path):
     assert any(f"{model} not found" in note for note in notes)
 
 
+def _upload_with_an_environment(folder):
+    """The reference (package and notebook) uploaded with a virtual environment of 2,500 files
+    and a data folder of 20,000 beside it, both sorted before hero_transformer/."""
+    upload = folder / "upload"
+    release.write_files(upload, release.sample_package(ASSIGNMENT.chapter))
+    release_nb = registry.REPO_ROOT / registry.RELEASE_DIR / ASSIGNMENT.id / ASSIGNMENT.notebook_name
+    solution_nb = registry.REPO_ROOT / registry.SOLUTION_DIR / ASSIGNMENT.id / ASSIGNMENT.notebook_name
+    (upload / ASSIGNMENT.notebook_name).write_text(release.answered_notebook(release_nb, solution_nb), "utf-8")
+    site = upload / "venv" / "lib" / "python3.11" / "site-packages"
+    for index in range(2500):
+        (site / f"pkg{index // 100:02d}").mkdir(parents=True, exist_ok=True)
+        (site / f"pkg{index // 100:02d}" / f"m{index:04d}.py").touch()
+    (upload / "venv" / "bin").mkdir()
+    (upload / "venv" / "bin" / "python").symlink_to("/usr/bin/python3")
+    (upload / "data").mkdir()
+    for index in range(20_000):
+        (upload / "data" / f"x{index:05d}").touch()
+    return upload
+
+
+def test_an_environment_beside_the_package_costs_nothing_and_a_limit_refuses_loudly(tmp_path):
+    """The walk kept at most 2,000 files of the whole upload and took the large folders first:
+    hero_transformer/ was never seen ("model.py not found", 9/21).  Only the files grading reads
+    count now; more than the limit of those refuses the upload whole, and says so."""
+    upload = _upload_with_an_environment(tmp_path)
+    notes = gradescope.stage(upload, ASSIGNMENT, tmp_path / "staged")
+    assert notes == [], notes  # nothing missing, nothing refused (the environment's link is not read)
+    model = f"{registry.PACKAGE}/model.py"
+    assert (tmp_path / "staged" / model).read_bytes() == (upload / model).read_bytes()
+    for index in range(gradescope.MAX_FILES):
+        (upload / registry.PACKAGE / "extra" / f"m{index:04d}.py").parent.mkdir(exist_ok=True)
+        (upload / registry.PACKAGE / "extra" / f"m{index:04d}.py").touch()
+    notes = gradescope.stage(upload, ASSIGNMENT, tmp_path / "refused")
+    assert notes[0].startswith("上传的文件被整体拒绝，没有评分") and f"more than {gradescope.MAX_FILES} files" in notes[0]
+    assert any(f"{model} not found" in note for note in notes) and "Notebook ch05_block.ipynb not found" in notes[-2]
+
+
+def test_results_json_is_written_whatever_stands_in_its_way(tmp_path):
+    """A folder, a link or a file where results/ or results.json must be: removed (never
+    followed), and results.json written whole."""
+    outside = tmp_path / "outside.json"
+    outside.write_text("kept", encoding="utf-8")
+    for name, make in {"a folder": lambda path: (path / "inner").mkdir(parents=True),
+                       "a link": lambda path: path.symlink_to(outside),
+                       "a dangling link": lambda path: path.symlink_to(tmp_path / "nowhere")}.items():
+        results = tmp_path / name / "results"
+        results.mkdir(parents=True)
+        make(results / "results.json")
+        gradescope.write_results(results, {"score": 1.0})
+        assert json.loads((results / "results.json").read_text(encoding="utf-8")) == {"score": 1.0}, name
+        assert sorted(os.listdir(results)) == ["results.json"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "linked").symlink_to(elsewhere)  # results/ itself a link: replaced by a folder
+    gradescope.write_results(tmp_path / "linked", {"score": 2.0})
+    assert (tmp_path / "linked").is_dir() and not (tmp_path / "linked").is_symlink() and not os.listdir(elsewhere)
+    assert outside.read_text(encoding="utf-8") == "kept"
+
+
 # --- the bundle, built and run in a throw-away root ----------------------------------------
 
 def _why_not():
@@ -223,6 +282,7 @@ class ThrowAwayRoot:
         self.autograder = folder / "autograder"
         for name in ("source", "submission", "results"):
             (self.autograder / name).mkdir(parents=True)
+        self.results_in_the_way = None  # a test's function that puts something where results.json goes
 
     def argv(self, chdir, env=()):
         argv = [shutil.which("bwrap"), "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
@@ -250,6 +310,8 @@ class ThrowAwayRoot:
         for name in ("submission", "results"):
             shutil.rmtree(self.autograder / name)
             (self.autograder / name).mkdir()
+        if self.results_in_the_way:
+            self.results_in_the_way(self.autograder / "results")
         shutil.copytree(submission, self.autograder / "submission", dirs_exist_ok=True, symlinks=True)
         before = snapshot(self.autograder)
         done = subprocess.run([*self.argv("/autograder", env), "/autograder/run_autograder"], capture_output=True,
@@ -387,3 +449,25 @@ def test_a_grader_that_fails_still_writes_results_json(root, submissions):
     finally:
         script.write_text(kept_script, encoding="utf-8")
         venv.with_name("hero-venv.away").rename(venv)
+
+
+@needs_root_and_bwrap
+def test_an_upload_with_an_environment_gets_full_marks(root, tmp_path):
+    results, output, changed = root.run_autograder(_upload_with_an_environment(tmp_path))
+    assert results is not None, output[-3000:]
+    assert score_problems(results, set()) == [], output[-3000:]
+    assert "21/21" in results["output"] and "not found" not in results["output"] and changed == []
+
+
+@needs_root_and_bwrap
+def test_a_results_json_that_is_a_folder_still_ends_with_results_json(root, submissions):
+    """Before, the last write sat outside every fallback: exit 0 and no results.json."""
+    def folder_in_the_way(results):
+        (results / "results.json" / "inner").mkdir(parents=True)
+    root.results_in_the_way = folder_in_the_way
+    try:
+        results, output, _ = root.run_autograder(submissions / "reference")
+    finally:
+        root.results_in_the_way = None
+    assert results is not None, output[-3000:]
+    assert score_problems(results, set()) == [], output[-3000:]
