@@ -19,7 +19,7 @@ import threading
 from concurrent.futures import Future
 from pathlib import Path
 
-from . import engine, safefiles
+from . import engine, registry, safefiles
 
 QUEUED_PER_WORKER = 2  # submissions a node holds per sandboxed worker: it never waits for the next, a fast node takes more
 
@@ -48,11 +48,20 @@ class Grader:
             return self.grading.submit(folder, assignment, timeout).result().to_json()
 
 
+SHIPPED_FILES = 10_000  # as nbgrader's safe copy, which made the folder
+
+
 def read_folder(folder):
-    """{relative path: bytes} of a folder's regular files, read without following links."""
+    """{relative path: bytes} of what grading reads in a submission folder, read without
+    following links: its top-level notebooks (the assignment's, and the names of any other, which
+    the report mentions) and the package's modules.  Nothing else crosses Ray: data or an
+    environment beside the package costs nothing.  The node's engine applies its own limits to
+    these files, exactly as it does here; a walk over a limit raises safefiles.TooLarge (loud,
+    for this submission alone), never ships part of the package."""
     with safefiles.Folder(folder) as opened:
-        found, _ = opened.files("", "", max_files=10_000)
-        return {relpath: opened.read(relpath, 20_000_000) for relpath in found}
+        notebooks, _ = opened.files("", ".ipynb", SHIPPED_FILES, enter=lambda relpath: False, strict=True)
+        package, _ = opened.files(registry.PACKAGE, ".py", SHIPPED_FILES, strict=True)
+        return {relpath: opened.read(relpath, 20_000_000) for relpath in notebooks + package}
 
 
 class Grading:

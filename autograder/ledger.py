@@ -37,6 +37,7 @@ def submission_digest(folder):
     """SHA-256 of a submission folder's regular files and of what in it was refused."""
     digest = hashlib.sha256()
     with safefiles.Folder(folder) as opened:
+        # a walk over a limit stops, and its message joins `refused`: part of the digest, never silent
         found, refused = opened.files("", "", max_files=10_000)
         for relpath in sorted(found):
             try:
