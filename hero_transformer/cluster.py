@@ -49,6 +49,9 @@ _MARKER = "HERO_RAY_START"
 _PROCESS_TOKEN = secrets.token_hex(32)
 START_ATTEMPTS = 2
 CLUSTER_START_TIMEOUT = 900  # seconds for local_cluster's whole start, both attempts, on a loaded machine
+# each local_cluster node's object store (Ray's one-machine cluster would give 150 MiB): room for a
+# class's submissions in flight; shared memory is taken as it is used, and Ray spills beyond it
+OBJECT_STORE_BYTES = 2 * 1024**3
 
 
 class RayUnavailable(RuntimeError):
@@ -259,7 +262,7 @@ def _keep(nodes, cpus_per_node):
     try:
         for _ in range(nodes):
             cluster.add_node(node_ip_address="127.0.0.1", num_cpus=cpus_per_node, num_gpus=0,
-                             include_dashboard=False)
+                             include_dashboard=False, object_store_memory=OBJECT_STORE_BYTES)
     except Exception as exc:  # noqa: BLE001 (reported to local_cluster, which stops what was started)
         print(f"failed: {type(exc).__name__}: {exc}".replace("\n", " "), file=answer, flush=True)
         return 1

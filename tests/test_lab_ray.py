@@ -3,7 +3,8 @@
 Every test that needs a Ray starts it itself, on this machine, and stops it, pass or fail: the
 embedded Ray of `hero lab run`, or a two-node cluster (cluster.local_cluster: a head and a second
 node, one CPU each) in a temporary folder of its own, started once for this file, on a machine
-made busy for the length of its start.
+made busy for the length of its start (the modules that import `two_node_cluster` start theirs
+on the machine as it is).
 """
 
 import contextlib
@@ -53,17 +54,32 @@ def busy_machine():
             loop.wait()
 
 
-@pytest.fixture(scope="module")
-def two_node_cluster():
+@contextlib.contextmanager
+def two_nodes(busy):
     """HOST:PORT of a Ray head and a second node joined to it, one CPU each, token-authenticated
     (hero_transformer/cluster.py's local_cluster), and the environment that joins it, whose
-    RAY_PROCESSES names the cluster's processes; started once for the module while the machine
-    is busy (the start must tolerate it), stopped and its folder removed after the module."""
+    RAY_PROCESSES names the cluster's processes; started while the machine is busy if asked (the
+    start must tolerate it), stopped and its folder removed at the end of the block."""
     with contextlib.ExitStack() as stack:
-        with pytest.MonkeyPatch.context() as patch, busy_machine():
+        with pytest.MonkeyPatch.context() as patch, (busy_machine() if busy else contextlib.nullcontext()):
             patch.setenv(RAY_PROCESSES, secrets.token_hex(8))
             address, env = stack.enter_context(cluster.local_cluster(nodes=2, cpus_per_node=1))
         yield address, env
+
+
+@pytest.fixture(scope="module")
+def two_node_cluster():
+    """two_nodes for the modules that grade on Ray (tests/test_class_autograde.py...), once per module."""
+    with two_nodes(busy=False) as joined:
+        yield joined
+
+
+@pytest.fixture(scope="module")
+def two_node_cluster_started_busy():
+    """two_nodes started on a busy machine, once for this module: the loopback test and the grids
+    join it, so that the busy start costs one start."""
+    with two_nodes(busy=True) as joined:
+        yield joined
 
 
 def hero_lab(args, labs_dir, env=None):
@@ -179,7 +195,7 @@ def test_every_ray_the_project_starts_listens_on_the_loopback_address_only(kind,
     if kind == "embedded":
         args, env, nodes = [], {**os.environ, RAY_PROCESSES: secrets.token_hex(8)}, 1
     else:
-        address, env = request.getfixturevalue("two_node_cluster")
+        address, env = request.getfixturevalue("two_node_cluster_started_busy")
         args, nodes = [address], 2
     done = subprocess.run([sys.executable, "-c", LISTENING, *args], env=env, capture_output=True, text=True,
                           timeout=600)
@@ -227,8 +243,8 @@ def test_a_ray_that_cannot_start_is_tried_once_more_then_says_why_and_leaves_not
     assert left == "left: []"
 
 
-def test_every_tiny_grid_on_a_two_node_cluster_equals_the_embedded_run(two_node_cluster, tmp_path):
-    address, env = two_node_cluster
+def test_every_tiny_grid_on_a_two_node_cluster_equals_the_embedded_run(two_node_cluster_started_busy, tmp_path):
+    address, env = two_node_cluster_started_busy
     on_cluster = hero_lab(["--all", "--tiny", "--address", address], tmp_path / "cluster", env)
     assert f"on the Ray cluster at {address}" in on_cluster.stdout
     embedded = hero_lab(["--all", "--tiny"], tmp_path / "embedded")
