@@ -330,13 +330,15 @@ class RecordedIn:
 class RunLock:
     """One autograde at a time per submission and gradebook: a run locks every submission it
     chose (its folder in this course root) before it writes anything, and refuses to start when
-    another run holds one of them.  The locks belong to the process: its end, a crash or a
-    SIGKILL included, releases them, so a run started after a crash proceeds.
+    another run holds one of them.  The locks live in an open file or a database session of
+    this process alone (never inherited: its children start with close_fds): its end, a crash or
+    a SIGKILL included, releases them, so a run started after a crash proceeds.
 
     SQLite: byte-range locks (fcntl, open file description locks) on one file beside the
-    gradebook, one byte per submission (one descriptor for any class size).  PostgreSQL: session advisory locks on one connection
-    held for the run.  Several course roots (or several `--student` runs) may still write one
-    gradebook at once, each on its own submissions (docs/grading.md, "Gradebook database")."""
+    gradebook, one byte per submission (one descriptor for any class size).  PostgreSQL: session
+    advisory locks on one connection held for the run.  Several course roots (or several
+    `--student` runs) may still write one gradebook at once, each on its own submissions
+    (docs/grading.md, "Gradebook database")."""
 
     def __init__(self, db_url):
         self.url = sqlalchemy.engine.make_url(db_url)
@@ -385,8 +387,9 @@ class RunLock:
                 {"keys": sorted(keys)})]
             busy = [submission for key, submission in sorted(keys.items()) if key not in set(taken)]
             if busy:
-                self._connection.execute(sqlalchemy.text("SELECT pg_advisory_unlock(k) FROM unnest(CAST(:keys AS bigint[])) AS k"),
-                                         {"keys": taken})
+                self._connection.execute(
+                    sqlalchemy.text("SELECT pg_advisory_unlock(k) FROM unnest(CAST(:keys AS bigint[])) AS k"),
+                    {"keys": taken})
             return busy
         return []
 

@@ -202,18 +202,21 @@ def slow_class(released, tmp_path):
 
 
 def grading_tree(process):
-    """The process and everything it started, once its sandboxed workers are grading."""
+    """The process and everything it started, once a sandboxed worker runs the looping task (a
+    task past 5 s of CPU: an honest one of this assignment takes a fraction of that)."""
     deadline = time.monotonic() + 600  # starting the workers on a loaded machine; not a measure
     while time.monotonic() < deadline:
         assert process.poll() is None, "the run ended before it was stopped"
         try:
             tree = [psutil.Process(process.pid)] + psutil.Process(process.pid).children(recursive=True)
-            if any("worker.py" in " ".join(child.cmdline()) and child.children() for child in tree[1:]):
-                return tree + [task for child in tree[1:] for task in child.children()]  # a task is running
+            tasks = [task for child in tree[1:] if "worker.py" in " ".join(child.cmdline())
+                     for task in child.children()]
+            if any(sum(task.cpu_times()[:2]) >= 5 for task in tasks):
+                return tree + tasks
         except psutil.NoSuchProcess:  # a task that ended meanwhile
             pass
         time.sleep(0.5)
-    raise AssertionError("no sandboxed task started")
+    raise AssertionError("the looping task did not start")
 
 
 def marked(mark):
@@ -307,7 +310,8 @@ def test_run_locks_refuse_a_second_holder_and_die_with_theirs(tmp_path, postgres
             second.close()
 
 
-def test_a_course_graded_into_sqlite_is_recorded_whole_into_postgresql(released, tmp_path, postgres_server):  # noqa: F811
+def test_a_course_graded_into_sqlite_is_recorded_whole_into_postgresql(released, tmp_path,
+                                                                       postgres_server):  # noqa: F811
     """The issue's switch: a course already graded into SQLite, then autograded into PostgreSQL."""
     root = course_copy(released, tmp_path, "course")
     for student in CLASS:

@@ -66,8 +66,8 @@ def through_nbgrader(folder, course):
     shutil.copy(registry.REPO_ROOT / "nbgrader_config.py", course)
     shutil.copytree(folder, course / "submitted" / "ada" / ASSIGNMENT.id)
     for step in (("generate_assignment", "--force"), ("autograde",)):
-        done = subprocess.run([sys.executable, "-m", "nbgrader", step[0], ASSIGNMENT.id, *step[1:], "--log-level=ERROR"],
-                              cwd=course, capture_output=True, text=True)
+        done = subprocess.run([sys.executable, "-m", "nbgrader", step[0], ASSIGNMENT.id, *step[1:],
+                               "--log-level=ERROR"], cwd=course, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((course / "autograded" / "ada" / ASSIGNMENT.id / nbgrader_glue.REPORT_NAME).read_text("utf-8"))
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as book:
