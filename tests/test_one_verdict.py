@@ -96,8 +96,9 @@ def test_a_borderline_notebook_gets_one_score_through_every_front_end(borderline
     assert scores == dict.fromkeys(scores, FULL), (scores, problems)
 
 
-def test_a_notebook_over_the_limit_is_refused_by_the_grader_and_the_screen_alike(tmp_path):
-    """Measured the same way, whatever the file's layout: compact or as nbgrader writes it."""
+def test_a_notebook_over_the_limit_loses_its_answers_alike_through_the_grader_and_nbgrader(tmp_path):
+    """Measured the same way whatever the file's layout (compact, or as nbgrader writes it); and
+    nbgrader's screen leaves the verdict to the grader, so both front ends give the same score."""
     notebook = json.loads((SAMPLES / "reference" / NOTEBOOK).read_text(encoding="utf-8"))
     over = padded(notebook, engine.MAX_NOTEBOOK_BYTES + 1)
     for layout, text in [("compact", over), ("nbgrader's", nbformat.writes(nbformat.reads(over, as_version=4)))]:
@@ -108,5 +109,10 @@ def test_a_notebook_over_the_limit_is_refused_by_the_grader_and_the_screen_alike
         with safefiles.Folder(folder) as opened:
             assert engine.read_notebook_cells(opened, NOTEBOOK, problems, refused) == (None, {})
         assert refused and f"more than {engine.MAX_NOTEBOOK_BYTES}" in refused[0], (layout, problems)
-        screened = nbgrader_glue.screen(str(folder), [str(folder / NOTEBOOK)])
-        assert screened is not None and f"more than {engine.MAX_NOTEBOOK_BYTES}" in screened, (layout, screened)
+    submission = tmp_path / "submission"
+    shutil.copytree(SAMPLES / "reference", submission)
+    (submission / NOTEBOOK).write_text(over, encoding="utf-8")
+    nbgrader_score, problems = through_nbgrader(submission, tmp_path / "course")
+    assert any(f"more than {engine.MAX_NOTEBOOK_BYTES}" in problem for problem in problems), problems
+    answers = sum(ASSIGNMENT.points()[answer.id] for answer in ASSIGNMENT.answers)
+    assert through_hero_grade(submission) == nbgrader_score == FULL - answers
