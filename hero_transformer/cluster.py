@@ -89,16 +89,21 @@ def _retrying(what, why):
 
 
 def _stop_marked(marker):
-    """Kill every process (but this one) whose environment carries this start's marker."""
+    """Kill every process (but this one) whose environment carries this start's marker, and their
+    descendants: Ray's agents retitle themselves over their environment, which then reads empty."""
     import psutil
 
-    marked = []
+    marked = set()
     for process in psutil.process_iter():
         try:
             if process.pid != os.getpid() and process.environ().get(_MARKER) == marker:
-                process.kill()
-                marked.append(process)
+                marked |= {process, *process.children(recursive=True)}
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            pass
+    for process in marked:
+        try:
+            process.kill()
+        except psutil.NoSuchProcess:
             pass
     psutil.wait_procs(marked, timeout=30)
 

@@ -171,11 +171,16 @@ with cluster.session(address=sys.argv[1] if len(sys.argv) > 1 else None) as ray:
     where = ray.remote(num_cpus=0)(lambda: os.getpid())
     workers = ray.get([where.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node["NodeID"], soft=False))
                        .remote() for node in ray.nodes() if node["Alive"]])
-    found = []
+    ray_processes = set()
     for process in psutil.process_iter():
         try:
-            if process.environ().get("HERO_TEST_RAY_PROCESSES") != mine:
-                continue
+            if process.environ().get("HERO_TEST_RAY_PROCESSES") == mine:
+                ray_processes |= {process, *process.children(recursive=True)}  # the agents' environment
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):  # reads empty: they retitle
+            pass
+    found = []
+    for process in ray_processes:
+        try:
             kind = ("driver" if process.pid == os.getpid() else "worker" if process.pid in workers
                     else process.name())
             found += [[kind, c.laddr.ip, c.laddr.port] for c in process.net_connections(kind="inet")
@@ -202,7 +207,8 @@ def test_every_ray_the_project_starts_listens_on_the_loopback_address_only(kind,
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     listeners = {listener for listener, _, _ in seen["listening"]}
-    assert seen["workers"] == nodes and {"driver", "worker", "gcs_server", "raylet"} <= listeners, seen
+    assert seen["workers"] == nodes and {"driver", "worker", "gcs_server", "raylet", "ray::RuntimeEnvAgent"} <= \
+        listeners, seen
     beyond = [socket for socket in seen["listening"] if socket[1] not in LOOPBACK]
     assert not beyond, f"listening beyond the loopback address: {beyond}"
 
@@ -223,7 +229,7 @@ left = []
 for process in psutil.process_iter():
     try:
         if process.pid != os.getpid() and process.environ().get("HERO_TEST_RAY_PROCESSES") == mine:
-            left.append(process.name())
+            left += [process.name()] + [child.name() for child in process.children(recursive=True)]
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
         pass
 print("left:", sorted(left))
