@@ -61,7 +61,9 @@ def read_folder(folder):
     with safefiles.Folder(folder) as opened:
         notebooks, _ = opened.files("", ".ipynb", SHIPPED_FILES, enter=lambda relpath: False, strict=True)
         package, _ = opened.files(registry.PACKAGE, ".py", SHIPPED_FILES, strict=True)
-        return {relpath: opened.read(relpath, 20_000_000) for relpath in notebooks + package}
+        # a notebook up to the engine's cap on its file (the limit is on its content, checked on the node)
+        return {**{relpath: opened.read(relpath, engine.MAX_NOTEBOOK_FILE_BYTES) for relpath in notebooks},
+                **{relpath: opened.read(relpath, 20_000_000) for relpath in package}}
 
 
 class Grading:

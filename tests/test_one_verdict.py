@@ -18,7 +18,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder import engine, nbgrader_glue, registry, safefiles
+from autograder import class_ray, engine, nbgrader_glue, registry, safefiles
 
 from conftest import SAMPLES, needs_bubblewrap
 from test_gradescope import needs_root_and_bwrap, root  # noqa: F401 (a fixture: the unpacked runner, set up)
@@ -116,3 +116,13 @@ def test_a_notebook_over_the_limit_loses_its_answers_alike_through_the_grader_an
     assert any(f"more than {engine.MAX_NOTEBOOK_BYTES}" in problem for problem in problems), problems
     answers = sum(ASSIGNMENT.points()[answer.id] for answer in ASSIGNMENT.answers)
     assert through_hero_grade(submission) == nbgrader_score == FULL - answers
+
+
+def test_the_ray_path_ships_the_copy_nbgrader_wrote_of_a_borderline_notebook(borderline, tmp_path):
+    """On Ray (`--address`) the autograded folder's files cross to a node, which grades them with
+    the same engine: the copy nbgrader writes of a notebook under the limit is shipped whole."""
+    folder = tmp_path / "autograded"
+    shutil.copytree(borderline, folder)
+    as_written = nbformat.writes(nbformat.reads((folder / NOTEBOOK).read_text(encoding="utf-8"), as_version=4))
+    (folder / NOTEBOOK).write_text(as_written, encoding="utf-8")
+    assert class_ray.read_folder(folder)[NOTEBOOK] == as_written.encode()
