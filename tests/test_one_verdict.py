@@ -18,7 +18,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder import class_ray, engine, nbgrader_glue, registry, safefiles
+from autograder import class_ray, engine, ledger, nbgrader_glue, registry, safefiles
 
 from conftest import SAMPLES, needs_bubblewrap
 from test_gradescope import needs_root_and_bwrap, root  # noqa: F401 (a fixture: the unpacked runner, set up)
@@ -126,3 +126,16 @@ def test_the_ray_path_ships_the_copy_nbgrader_wrote_of_a_borderline_notebook(bor
     as_written = nbformat.writes(nbformat.reads((folder / NOTEBOOK).read_text(encoding="utf-8"), as_version=4))
     (folder / NOTEBOOK).write_text(as_written, encoding="utf-8")
     assert class_ray.read_folder(folder)[NOTEBOOK] == as_written.encode()
+
+
+def test_a_kept_result_is_keyed_by_the_bytes_of_a_notebook_larger_than_20_mb(tmp_path):
+    """A notebook the grader reads (its file up to 4x the content limit) is part of its result's
+    key by its bytes: two such notebooks never share a kept result (before: both were keyed by
+    the same refusal, "larger than 20000000 bytes", and a resubmission reused the first's grade)."""
+    digests = set()
+    for variant in "ab":
+        folder = tmp_path / variant
+        folder.mkdir()
+        (folder / NOTEBOOK).write_text(json.dumps({"cells": [], "pad": " " * 21_000_000 + variant}), encoding="utf-8")
+        digests.add(ledger.submission_digest(folder))
+    assert len(digests) == 2
