@@ -6,7 +6,8 @@
   dashboard, no usage report, a token of this process's own and its own temporary folder, stopped
   and removed at the end of the block;
 - `address="HOST:PORT"`: an existing cluster (`ray start --head` and its nodes), joined and left
-  as it was.
+  as it was; an address on 127.0.0.1 is joined in Ray's single-machine mode, on the loopback
+  address (in cluster mode Ray would look for it on the machine's network address).
 
 A block inside another block uses the Ray already there, so a test can share one embedded Ray
 between many grids.  `local_cluster()` starts a cluster of several nodes on this machine, for the
@@ -44,7 +45,8 @@ _LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 _PATIENT = {"RAY_agent_register_timeout_ms": "300000", "RAY_gcs_server_port_wait_time_s": "300",
             "RAY_worker_register_timeout_seconds": "300"}
 # set in the environment of the Ray processes a start creates, so that a failed start can find
-# and stop every one of them (Ray workers rename themselves; some are not our children)
+# and stop every one of them, with their descendants (Ray's processes retitle themselves, and an
+# embedded Ray's are its driver's children only until that driver dies)
 _MARKER = "HERO_RAY_START"
 _PROCESS_TOKEN = secrets.token_hex(32)
 START_ATTEMPTS = 2
