@@ -398,8 +398,11 @@ class RunLock:
         if self._file is not None:
             self._file.close()  # releases every byte-range lock of this process on it
         if self._connection is not None:
-            self._connection.close()  # the session ends: its advisory locks with it
-            self._engine.dispose()
+            try:  # at once: the server ends a closed session's locks only when its backend exits
+                self._connection.execute(sqlalchemy.text("SELECT pg_advisory_unlock_all()"))
+            finally:
+                self._connection.close()  # the session ends (after a crash: its advisory locks with it)
+                self._engine.dispose()
         self._file = self._connection = None
 
 
