@@ -53,7 +53,7 @@ from nbgrader.utils import is_ignored
 from traitlets import Bool, Float, Integer, Unicode
 from traitlets.config import Config
 
-from . import engine, ledger, progress, safefiles, sanitise
+from . import engine, ledger, progress, registry, safefiles, sanitise
 from .sandbox import WorkerPool
 
 HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[ \t]*\n?", re.M | re.S)
@@ -64,6 +64,7 @@ RESULTS_DIR = ".hero-results"  # in the course root: every result by key (autogr
 
 _pools = {}
 MAX_COPY_BYTES = 20_000_000  # per file copied from submitted/ to autograded/
+MAX_COPY_FILES = 10_000  # per walk of the copy (the package, then everything else)
 # autograded folder -> what the safe copy left behind there, for that submission's report
 _refused = {}
 # autograded folder -> its report, graded with the whole class before nbgrader's loop records it
@@ -240,6 +241,15 @@ def screen(submission, notebooks):
     return None
 
 
+def _files_to_copy(folder):
+    """The submission's files to copy: the package's first, in a walk of its own, then the rest.
+    Each walk has its own limits, so no other folder, however large, keeps the package from being
+    copied; a limit that stops either walk is named among the refused entries."""
+    package, refused = folder.files(registry.PACKAGE, "", max_files=MAX_COPY_FILES)
+    others, more = folder.files("", "", max_files=MAX_COPY_FILES, enter=lambda relpath: relpath != registry.PACKAGE)
+    return package + others, refused + more
+
+
 class SafeCopy(BaseConverter):
     """nbgrader's copy of a submission's non-notebook files, without following links.
 
@@ -251,7 +261,7 @@ class SafeCopy(BaseConverter):
         dest = self._format_dest(assignment_id, student_id)
         refused = []
         with safefiles.Folder(source) as folder:
-            found, refused = folder.files("", "", max_files=10_000)
+            found, refused = _files_to_copy(folder)
             for relpath in found:
                 if relpath.endswith(".ipynb") or is_ignored(os.path.join(source, relpath), self.coursedir.ignore):
                     continue

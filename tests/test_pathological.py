@@ -281,8 +281,9 @@ def _check_class(root, stderr, alone):
 
     def report(student):
         return json.loads((root / "autograded" / student / ASSIGNMENT / "hero_report.json").read_text("utf-8"))
-    # wide: its junk costs nothing; deep: its chain is refused and named, the rest graded
-    for student in ("wide", "deep"):
+    # wide: its junk costs nothing; deep: its chain is refused and named, the rest graded; many: its
+    # data/ (sorted before the package) passes the copy's limit, and the package is still copied whole
+    for student in ("wide", "deep", "many"):
         assert {cell: value for (who, cell), value in scores.items() if who == student} == reference, student
     assert any(f"nested more than {safefiles.MAX_WALK_DEPTH} folders deep" in p for p in report("deep")["problems"])
     # many: the limit is named, never a silent cut; huge: skipped, said why
