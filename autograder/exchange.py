@@ -52,6 +52,7 @@ from .safefiles import FILE_FLAGS, FOLDER_FLAGS, kind_of
 
 WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 CHUNK = 1 << 20
+SECRET_MAX = 1024  # nbgrader's submit writes 128 hex digits
 
 
 class Refused(Exception):
@@ -211,6 +212,8 @@ class HeroExchangeCollect(ExchangeCollect):
             raise Refused(f"it could not be opened as a folder ({exc.strerror})") from None
         try:
             self._stage(top, record, dest)
+        except PermissionError as exc:  # a part its maker made unreadable: this folder, not the collect
+            raise Refused(f"part of it cannot be read by the instructor ({exc.strerror})") from None
         finally:
             os.close(top)
 
@@ -223,9 +226,11 @@ class HeroExchangeCollect(ExchangeCollect):
             info = os.fstat(top)
             if (info.st_dev, info.st_ino, info.st_uid) != (record["device"], record["inode"], record["uid"]):
                 raise Refused("it was replaced while collect read it")
-            budget = {"entries": 0, "bytes": 0}
+            budget = {"entries": 0, "bytes": 0, "changed": info.st_ctime}
             self._copy_folder(top, staging, "", record, budget, depth=0)
             self._check_timestamp(staging, record)
+            self._check_unchanged(budget["changed"], record)
+            self._check_secret(staging)
             os.chmod(staging, 0o755)  # as nbgrader's copy leaves it (mkdtemp made it 0700)
             if os.path.isdir(dest):
                 shutil.rmtree(dest)
@@ -254,6 +259,7 @@ class HeroExchangeCollect(ExchangeCollect):
                     self.log.info("Not copied (CourseDirectory.ignore): %s %r", record["username"], rel)
                     continue
                 info = entry.stat(follow_symlinks=False)
+                budget["changed"] = max(budget["changed"], info.st_ctime)  # a change time no user can set
                 if info.st_uid != record["uid"]:
                     raise Refused(f"{rel!r} belongs to {_user_name(info.st_uid)}, not to {record['username']}")
                 if stat.S_ISDIR(info.st_mode):
@@ -265,6 +271,9 @@ class HeroExchangeCollect(ExchangeCollect):
                     finally:
                         os.close(inner)
                 elif stat.S_ISREG(info.st_mode):
+                    if info.st_nlink > 1:  # its contents can be changed from elsewhere after the submission
+                        raise Refused(f"{rel!r} is a hard link ({info.st_nlink} names); only files of its own "
+                                      "are collected")
                     if not any(fnmatch.fnmatch(entry.name, glob) for glob in self.coursedir.include):
                         self.log.info("Not copied (not in CourseDirectory.include): %s %r", record["username"], rel)
                         continue
@@ -318,6 +327,27 @@ class HeroExchangeCollect(ExchangeCollect):
             written = None
         if written is None or written != record["claimed"]:
             raise Refused(f"its timestamp.txt ({written!r}) is not the date in its name ({record['claimed']!r})")
+
+    def _check_unchanged(self, changed, record):
+        """Nothing in the folder changed after its date: a file rewritten in place after the due date
+        keeps the folder's own change time, not its files'."""
+        latest = _utc(changed)
+        if latest > record["timestamp"] + datetime.timedelta(seconds=self.clock_skew):
+            raise Refused(f"it is dated {record['timestamp']:%Y-%m-%d %H:%M:%S} UTC, but something in it changed "
+                          f"at {latest:%Y-%m-%d %H:%M:%S} UTC: changed after it was submitted")
+
+    @staticmethod
+    def _check_secret(staging):
+        """submission_secret.txt, when there, is what nbgrader's submit writes (hex digits): release_feedback
+        reads it for every student and stops at the first it cannot use."""
+        path = os.path.join(staging, "submission_secret.txt")
+        try:
+            with open(path, "rb") as file:
+                secret = file.read(SECRET_MAX + 1)
+        except FileNotFoundError:
+            return
+        if not (0 < len(secret) <= SECRET_MAX and all(c in b"0123456789abcdef" for c in secret)):
+            raise Refused("its submission_secret.txt is not the hex secret nbgrader's submit writes")
 
     def start(self):
         try:

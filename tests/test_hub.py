@@ -416,7 +416,8 @@ def _fetched_feedback(home):
 # What a hostile student (s3) makes in the exchange's inbound folder, as themselves, with their own
 # tools: a JSON list of {"name": the folder's name, "release": copy the released assignment into it,
 # "timestamp": what timestamp.txt says, "links": {path inside: link target}, "fifo": [paths],
-# "folders": how many empty folders, "depth": how deep a chain of folders, "sparse": {path: size}},
+# "folders": how many empty folders, "depth": how deep a chain of folders, "sparse": {path: size},
+# "secret": what submission_secret.txt says, "unreadable": [paths made mode 000]},
 # or {"name", "link_to"} for a link in place of the folder.
 ATTACK = r"""
 import json, os, shutil, sys
@@ -427,8 +428,8 @@ for spec in folders:
         os.symlink(spec["link_to"], path)
         continue
     shutil.copytree(released, path) if spec.get("release") else os.mkdir(path)
-    for name, text in (("timestamp.txt", spec["timestamp"]), ("submission_secret.txt", "x" * 128)):
-        with open(os.path.join(path, name), "w") as file:
+    for name, text in (("timestamp.txt", spec["timestamp"]), ("submission_secret.txt", spec.get("secret", "ab" * 64))):
+        with open(os.path.join(path, name), "w", errors="surrogateescape") as file:  # a secret's raw bytes
             file.write(text)
     for inside, target in spec.get("links", {}).items():
         inside = os.path.join(path, inside)
@@ -447,6 +448,8 @@ for spec in folders:
         with open(os.path.join(path, inside), "wb") as file:
             file.truncate(size)
     os.chmod(path, 0o777)  # as nbgrader's submit leaves a folder
+    for inside in spec.get("unreadable", []):
+        os.chmod(os.path.join(path, inside), 0)
 """
 
 
@@ -495,6 +498,12 @@ def _first_attacks(course):
              "links": {f"{registry.PACKAGE}/model.py": "/dev/zero"}},
             {"name": f"{S3}+{ASSIGNMENT.id}+{now}+fifo", "release": True, "timestamp": now,
              "fifo": [f"{registry.PACKAGE}/pipe.py"]},
+            # a package the instructor may not read (nbgrader's collect stopped at it for everyone after)
+            {"name": f"{S3}+{ASSIGNMENT.id}+{now}+unreadable", "release": True, "timestamp": now,
+             "unreadable": [registry.PACKAGE]},
+            # a secret release_feedback cannot read (nbgrader's release_feedback stopped at it for everyone)
+            {"name": f"{S3}+{ASSIGNMENT.id}+{now}+badsecret", "release": True, "timestamp": now,
+             "secret": "\udcff\udcfe"},
             # a name that would clear the instructor's terminal and forge a line of collect's output
             {"name": f"{S3}+{ASSIGNMENT.id}+\x1b[2J\n[CollectApp | INFO] Collected submission: {S3}+escape",
              "release": True, "timestamp": "x"},
@@ -513,6 +522,8 @@ REFUSED = {
     "course": "is a symbolic link",
     "devzero": "'hero_transformer/model.py' is a symbolic link",
     "fifo": "'hero_transformer/pipe.py' is a FIFO",
+    "unreadable": "cannot be read by the instructor",
+    "badsecret": "submission_secret.txt is not the hex secret",
     "wide": "more than 2000 files and folders",
     "deep": "deeper than 16 folders",
     "sparse": "is larger than 100000000 bytes",
