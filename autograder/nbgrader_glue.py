@@ -80,6 +80,15 @@ def _pool(course_root, size=None):
     return _pools[key]
 
 
+def write_report(folder, data):
+    """The report in `folder`, replacing any earlier one: nbgrader leaves an autograded folder's
+    files read-only (0444), and a resubmission's report must still be written by a non-root grader."""
+    path = Path(folder) / REPORT_NAME
+    if path.is_symlink() or path.exists():
+        path.unlink()
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
 def verdict_output(item):
     if item.status == "passed":
         return new_output("stream", name="stdout", text=f"✓ {item.id}: {item.feedback_zh}\n  ({item.feedback_en})\n")
@@ -112,7 +121,7 @@ class HeroAutograde(NbGraderPreprocessor):
                 cell.outputs = [new_output("error", ename="HeroCheck[unknown]", evalue="no such check", traceback=[])]
             else:
                 cell.outputs = [verdict_output(item)]
-        (folder / REPORT_NAME).write_text(json.dumps(report.to_json(), ensure_ascii=False, indent=1), encoding="utf-8")
+        write_report(folder, report.to_json())
         self.log.info("%s: %s/%s (isolation: %s, devices: %s)", folder, report.score, report.max_score,
                       report.isolation, ", ".join(report.devices))
         return nb, resources
@@ -265,7 +274,7 @@ class SafeCopy(BaseConverter):
             for relpath in found:
                 if relpath.endswith(".ipynb") or is_ignored(os.path.join(source, relpath), self.coursedir.ignore):
                     continue
-                if relpath == REPORT_NAME:  # only the grader writes it
+                if relpath.split("/")[0] == REPORT_NAME:  # only the grader writes it (a folder of that name too)
                     refused.append(f"{relpath}: the grader's own file name; not copied")
                     continue
                 try:
@@ -452,11 +461,12 @@ class HeroAutogradeConverter(Autograde, SafeCopy):
             self.log.error("Skipped %s: %s. Every other submission is graded as usual.", submission, reason)
             student_id, assignment_id = Path(submission).parts[-2:]
             dest = Path(self._format_dest(assignment_id, student_id))
-            dest.mkdir(parents=True, exist_ok=True)
-            (dest / REPORT_NAME).write_text(json.dumps(
-                {"submission": f"{student_id}/{assignment_id}", "skipped": True, "score": 0, "problems": [reason]},
-                ensure_ascii=False,
-                indent=1), encoding="utf-8")
+            try:
+                dest.mkdir(parents=True, exist_ok=True)
+                write_report(dest, {"submission": f"{student_id}/{assignment_id}", "skipped": True, "score": 0,
+                                    "problems": [reason]})
+            except OSError as exc:  # the student's report is lost, never the class run
+                self.log.error("Could not write the report of skipped %s: %s", submission, exc)
 
     def start(self):
         try:

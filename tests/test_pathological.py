@@ -304,3 +304,38 @@ def test_on_ray_the_pathological_class_ends_the_same(released, alone, scratch, t
     address, env = two_node_cluster
     root = _class_of(released, scratch, pathological=True)
     _check_class(root, autograde(root, f"--HeroAutogradeConverter.ray_address={address}", env=env), alone)
+
+
+WRITE_REPORT = """
+import json, os, sys
+from autograder.nbgrader_glue import REPORT_NAME, write_report
+write_report(sys.argv[1], {"skipped": True, "score": 0, "problems": ["the new submission"]})
+print(json.load(open(os.path.join(sys.argv[1], REPORT_NAME)))["problems"][0])
+"""
+
+
+@needs_bubblewrap
+def test_a_read_only_report_of_an_earlier_run_is_replaced_by_an_ordinary_grader():
+    """nbgrader leaves an autograded folder's files read-only (0444): a resubmission that the screen
+    skips must still get its report written by a grader that is not root (root writes through any
+    mode), or the class run ended there for everyone (a red-team run saw it, every rerun)."""
+    from test_hostile import TEST_USER, _as_user_prefix, _ensure_user
+
+    work = Path(tempfile.mkdtemp(prefix="hero-report-user-"))
+    try:
+        os.chmod(work, 0o755)
+        autograded = work / "autograded"
+        autograded.mkdir()
+        (autograded / "hero_report.json").write_text('{"problems": ["the earlier submission"]}', encoding="utf-8")
+        os.chmod(autograded / "hero_report.json", 0o444)
+        prefix = []
+        if os.geteuid() == 0:
+            _ensure_user(TEST_USER)
+            for path in (work, autograded, autograded / "hero_report.json"):
+                shutil.chown(path, TEST_USER, TEST_USER)
+            prefix = _as_user_prefix(TEST_USER, work)
+        done = subprocess.run([*prefix, sys.executable, "-c", WRITE_REPORT, str(autograded)],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0 and done.stdout.strip() == "the new submission", done.stderr[-3000:]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
