@@ -465,6 +465,24 @@ class Worker:
             self.groups.remove()
 
 
+def _readable_by_the_sandbox_only(folder):
+    """The worker's files (the chapters' probes hold the cases' inputs and the test doubles) for the
+    sandbox alone, never for the machine's other users (a student on a shared hub copied them while
+    a class was graded).  As root the sandbox becomes SANDBOX_UID:SANDBOX_GID before it reads them,
+    so the group gives it read access; otherwise the user namespace maps this user to the sandbox."""
+    from .confine import SANDBOX_GID
+
+    owner_only = os.geteuid() != 0
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if not owner_only:
+            os.chown(path, 0, SANDBOX_GID)
+        os.chmod(path, 0o600 if owner_only else 0o640)
+    if not owner_only:
+        os.chown(folder, 0, SANDBOX_GID)
+    os.chmod(folder, 0o700 if owner_only else 0o750)
+
+
 class WorkerPool:
     """A few long-lived workers; each imports torch once and serves many tasks."""
 
@@ -482,8 +500,7 @@ class WorkerPool:
         copies.update({f"{a.id}_probes.py": a.probes_file for a in ASSIGNMENTS.values()})
         for name, source in copies.items():
             shutil.copy(source, os.path.join(self._dir, name))
-            os.chmod(os.path.join(self._dir, name), 0o644)
-        os.chmod(self._dir, 0o755)  # readable by the sandbox's own uid; it holds no secret
+        _readable_by_the_sandbox_only(self._dir)
         repo = here.parent
         hidden_paths = {str(repo), str(Path.home())} | {str(Path(p).resolve()) for p in hidden}
         if self.isolation == "bubblewrap":
