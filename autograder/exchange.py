@@ -76,8 +76,9 @@ class HeroExchangeCollect(ExchangeCollect):
     clock_skew = Integer(300, help="Seconds a submission's date may lie after the time its inbound folder "
                                    "was made (clocks of the hub's nodes and the exchange's disk may differ)."
                          ).tag(config=True)
-    submit_seconds = Integer(600, help="Seconds a submission's date may lie before the time its inbound "
-                                       "folder was made (on top of clock_skew): how long a submit may take."
+    submit_seconds = Integer(120, help="Seconds a submission's date may lie before the time its inbound "
+                                       "folder was made, or anything in it last changed (on top of clock_skew): "
+                                       "how long a submit may take (it copies at most max_dir_size)."
                              ).tag(config=True)
     max_entries = Integer(2000, help="The most files and folders one submission may hold; more refuses it "
                                      "whole.").tag(config=True)
@@ -329,10 +330,10 @@ class HeroExchangeCollect(ExchangeCollect):
             raise Refused(f"its timestamp.txt ({written!r}) is not the date in its name ({record['claimed']!r})")
 
     def _check_unchanged(self, changed, record):
-        """Nothing in the folder changed after its date: a file rewritten in place after the due date
-        keeps the folder's own change time, not its files'."""
-        latest = _utc(changed)
-        if latest > record["timestamp"] + datetime.timedelta(seconds=self.clock_skew):
+        """Nothing in the folder changed after its date (beyond the window of a submit): a file
+        rewritten in place after the due date changes its own change time, not the folder's."""
+        latest = _utc(changed)  # the same window as the folder's own making: a submit copies for a while
+        if latest > record["timestamp"] + datetime.timedelta(seconds=self.clock_skew + self.submit_seconds):
             raise Refused(f"it is dated {record['timestamp']:%Y-%m-%d %H:%M:%S} UTC, but something in it changed "
                           f"at {latest:%Y-%m-%d %H:%M:%S} UTC: changed after it was submitted")
 
