@@ -339,3 +339,13 @@ def test_a_read_only_report_of_an_earlier_run_is_replaced_by_an_ordinary_grader(
         assert done.returncode == 0 and done.stdout.strip() == "the new submission", done.stderr[-3000:]
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def test_the_worker_files_are_readable_by_no_other_user(pool):
+    """The chapters' probes (the cases' inputs, the test doubles) wait for the sandbox in a folder
+    that no other user of the machine may list or read, during a class run and after a crash."""
+    pool.wait_ready()
+    folders = [pool._dir, *(os.path.join(pool._dir, name) for name in os.listdir(pool._dir))]
+    assert any(name.endswith("_probes.py") for name in os.listdir(pool._dir))
+    assert all(os.stat(path).st_mode & 0o007 == 0 for path in folders), \
+        {path: oct(os.stat(path).st_mode) for path in folders}
