@@ -20,7 +20,7 @@ from typing import NamedTuple, Optional
 
 import torch
 
-from . import probes, reference, registry, report, safefiles, wire
+from . import probes, reach, reference, registry, report, safefiles, wire
 from .reference import checks as properties
 from .sandbox import WorkerFailure, WorkerPool, wall_cap
 
@@ -268,6 +268,12 @@ def read_notebook_cells(folder: safefiles.Folder, name: str, problems: list, ref
 
 
 # --- reference and misconception outputs (computed once per process) ----------
+
+
+@lru_cache(maxsize=None)
+def probes_source(assignment_id):
+    """The text of the chapter's probes, which each of its exercise tasks carries to the worker."""
+    return Path(registry.ASSIGNMENTS[assignment_id].probes_file).read_text(encoding="utf-8")
 
 
 def chapter_probes(exercise_id):
@@ -607,8 +613,47 @@ def _forbidden_route(entry, forbidden):
     return f"（经由 {named}）", f" (through {named})"
 
 
-def judge_exercise(exercise, max_score, reply, devices_seen):
+@lru_cache(maxsize=1)
+def reference_files():
+    """{path: source} of the course's own package, as a submission names its files: what the
+    submission's code is compared with to find the code its student wrote (reach.reaches)."""
+    folder = registry.REPO_ROOT / registry.PACKAGE
+    return {f"{registry.PACKAGE}/{path.relative_to(folder).as_posix()}": path.read_text(encoding="utf-8")
+            for path in sorted(folder.rglob("*.py"))}
+
+
+def reaches_by_exercise(files, assignment):
+    """{exercise id: the reaches (reach.py) in the package `files` ({path: source}) that cost it}."""
+    def target(exercise):
+        return f"{registry.PACKAGE}/{exercise.module}.py", exercise.target
+
+    targets = [target(e) for e in assignment.exercises]
+    found = reach.reaches(files, reference_files(), {registry.PACKAGE}, targets)
+    return {e.id: reach.charged(found, target(e), targets) for e in assignment.exercises}
+
+
+def _reach_check(reaches):
+    """The check an exercise fails when code the student wrote reaches past torch's public API or
+    into the process (reach.py): named by file, line and construct, at most three."""
+    named = "; ".join(f"{r.path} line {r.line}: {r.what}" for r in reaches[:3]) + ("; …" if len(reaches) > 3 else "")
+    return Check(
+        "reaches nothing private", False,
+        f"本练习只能用 torch 的公开接口和课程自己的代码；你写的代码用到了 torch 的内部接口或 Python 的反射/进程访问"
+        f"（私有名字、getattr 拼出的名字、__dict__、sys.modules、gc、ctypes 之类），评分器不评这样的代码：{named}。",
+        f"exercises may use only torch's public API and the course's own code; code you wrote reaches torch's "
+        f"internals or Python's reflection and the process (a private name, a name built for getattr, __dict__, "
+        f"sys.modules, gc, ctypes and the like), which the grader does not grade: {named}.", "forbidden")
+
+
+def judge_exercise(exercise, max_score, reply, devices_seen, reaches=()):
+    """The exercise's result from the worker's reply; `reaches`: what the student's code reaches past
+    the public API (reach.charged for this exercise), each costing the exercise."""
     result = ItemResult(exercise.id, "exercise", exercise.title_zh, exercise.title_en, max_score)
+    if reaches:
+        # that check alone, and nothing the code printed, raised or returned: code that reaches into
+        # the process gets no channel back out of it (the chapter's probes are in its memory)
+        result.checks.append(_reach_check(list(reaches)))
+        return result.finish()
     if _judge_failure(result, reply):
         return result.finish()
     body = reply["payload"]["body"]
@@ -971,7 +1016,8 @@ def _plan(folder: Path, assignment_id, timeout, only=None):
     for exercise in exercises:
         cases = {name: {k: probes.encode(v) for k, v in case.items()} for name, case in cases_of(exercise.id).items()}
         tasks[exercise.id] = {"key": secrets.token_hex(8), "kind": "exercise", "exercise": exercise.id,
-                              "probes": assignment.id, "module": exercise.module,
+                              "probes": assignment.id, "probes_source": probes_source(assignment.id),
+                              "module": exercise.module,
                               "files": files, "cases": cases, "timeout": timeout,
                               "forbids": [dataclasses.asdict(entry) for entry in exercise.forbids]}
     if cells is not None:
@@ -981,6 +1027,7 @@ def _plan(folder: Path, assignment_id, timeout, only=None):
                              "cell_wall": wall_cap(timeout),
                              "timeout": 3 * timeout}
     return {"folder": folder, "assignment": assignment, "exercises": exercises, "problems": problems, "tasks": tasks,
+            "reaches": reaches_by_exercise(files, assignment),
             "answers": assignment.answers if only is None else (),
             "answer_cells": answer_cells, "refused": {"exercise": refused_files, "answer": refused_notebook}}
 
@@ -1007,7 +1054,8 @@ def _judge(plan, replies, pool):
     problems = list(plan["problems"])
     for exercise in plan["exercises"]:
         reply = replies[plan["tasks"][exercise.id]["key"]]
-        items.append(_judge_safely("exercise", exercise, points[exercise.id], judge_exercise, reply, devices))
+        items.append(_judge_safely("exercise", exercise, points[exercise.id], judge_exercise, reply, devices,
+                                   plan["reaches"][exercise.id]))
     notebook_task = plan["tasks"].get("notebook")
     cells_problem = None if notebook_task else next(
         (p for p in plan["problems"] if assignment.notebook_name in p), "notebook missing")

@@ -12,6 +12,7 @@ a kernel that ran student code can be tampered with.
 
 import dataclasses
 import importlib
+from pathlib import Path
 
 from . import engine, probes, registry
 
@@ -19,6 +20,14 @@ from . import engine, probes, registry
 def _student_module(name):
     # whichever copy of the package the kernel imports: the student's
     return importlib.import_module(f"{registry.PACKAGE}.{name}")
+
+
+def _reaches(assignment, exercise):
+    """reach.charged for the exercise, read from the files of the package the kernel imports."""
+    folder = Path(_student_module(exercise.module).__file__).parent
+    files = {f"{registry.PACKAGE}/{path.relative_to(folder).as_posix()}": path.read_text(encoding="utf-8", errors="replace")
+             for path in sorted(folder.rglob("*.py"))}
+    return engine.reaches_by_exercise(files, assignment)[exercise.id]
 
 
 def _as_reply(payload_body):
@@ -35,7 +44,7 @@ def hidden_check(item_id, value=None):
             outputs = probes.run_all(assignment.part("probes").run_case, _student_module(item.module), item.id,
                                      engine.fresh_copy(engine.cases_of(item.id)), "cpu")
         body = {"devices": ["cpu"], "outputs": {"cpu": outputs}, "forbidden": sorted(forbidden)}
-        result = engine.judge_exercise(item, max_score, _as_reply(body), set())
+        result = engine.judge_exercise(item, max_score, _as_reply(body), set(), _reaches(assignment, item))
     else:
         body = {"values": {item.variable: {"ok": probes.encode(value)}}, "cell_failures": []}
         result = engine.judge_answer(item, max_score, _as_reply(body), None)

@@ -155,6 +155,10 @@ class Entry:
     # start (confine.forbid_new_processes), so it loses its exercise by raising, and its feedback must
     # hold this text, instead of failing the forbidden-call check
     raises: str = ""
+    # a forbidden body only: it switches the watch off first (both its modes), so no hook of the
+    # grader's runs while it takes the shortcut; reading its source (reach.py) is what costs it
+    # the exercise, and its feedback names the line
+    unseen: bool = False
     edits: tuple = ()
 
     @property
@@ -210,7 +214,7 @@ def catalogue(kind):
     those edits.  Catalogue bodies use only names the exercise's module itself has (torch, math, F)."""
     entries = []
 
-    def entry(exercise, zh, en=None, **expected):  # expected: Entry.route or Entry.raises
+    def entry(exercise, zh, en=None, **expected):  # expected: Entry.route, Entry.raises or Entry.unseen
         def register(function):
             entries.append(Entry(function.__name__, exercise, zh, en or zh, function, kind, **expected))
             return function

@@ -39,7 +39,7 @@ from functools import lru_cache
 from pathlib import Path
 
 MAX_REPLY_BYTES = 16 * 1024 * 1024  # as wire.MAX_REPLY_BYTES; this module imports no torch
-WORKER_FILES = ("worker.py", "probes.py", "wire.py", "confine.py", "safefiles.py")
+WORKER_FILES = ("worker.py", "probes.py", "wire.py", "confine.py", "safefiles.py", "reach.py")
 SANDBOX_WORKER_DIR = "/opt/hero-worker"  # a folder of the sandbox's own root, outside its scratch /tmp
 START_TIMEOUT = 120.0  # importing torch on a cold, loaded machine
 REPLY_MARGIN = 15.0  # the worker kills a task itself; this only catches a dead worker
@@ -494,12 +494,10 @@ class WorkerPool:
         self.size = size or max(1, min(2, os.cpu_count() or 1))
         self._dir = tempfile.mkdtemp(prefix="hero-worker-")
         here = Path(__file__).resolve().parent
-        from .registry import ASSIGNMENTS
-
-        copies = {name: here / name for name in WORKER_FILES}
-        copies.update({f"{a.id}_probes.py": a.probes_file for a in ASSIGNMENTS.values()})
-        for name, source in copies.items():
-            shutil.copy(source, os.path.join(self._dir, name))
+        # the chapters' probes are not among them: each exercise task carries its own chapter's
+        # (engine._plan), so the sandbox holds no file of them and a task no other chapter's
+        for name in WORKER_FILES:
+            shutil.copy(here / name, os.path.join(self._dir, name))
         _readable_by_the_sandbox_only(self._dir)
         repo = here.parent
         hidden_paths = {str(repo), str(Path.home())} | {str(Path(p).resolve()) for p in hidden}

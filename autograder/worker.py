@@ -37,13 +37,8 @@ import time  # noqa: E402
 import torch  # noqa: E402  (imported once, shared by every forked child)
 
 import probes  # noqa: E402
+from reach import top_level_blocks  # noqa: E402
 from safefiles import read_up_to  # noqa: E402
-
-# each chapter's probes, <assignment id>_probes.py next to this file (sandbox.WorkerPool copies
-# them): imported here, before any fork, so every child starts with them
-CHAPTER_PROBES = {name[: -len("_probes.py")]: importlib.import_module(name[:-3])
-                  for name in sorted(os.listdir(os.path.dirname(os.path.abspath(__file__))))
-                  if name.endswith("_probes.py")}
 
 SCRATCH = ("/tmp", "/dev/shm")  # the sandbox's only writable folders
 SUBMISSION_ROOT = "/submission"
@@ -98,17 +93,10 @@ LOAD_PROBLEMS = []  # what went wrong while loading the student's files, for the
 
 
 def exec_in_blocks(source, origin, namespace):
-    """Run a file that does not compile one top-level block at a time, skipping the
-    blocks that do not compile: a syntax error costs only the definitions it sits in."""
-    lines = source.splitlines(True)
-    starts = [0]
-    for index, line in enumerate(lines):
-        opens_block = line[:1].isalpha() or line[:1] in "_@"
-        after_decorator = index > 0 and lines[index - 1].startswith("@")
-        if index and opens_block and not after_decorator:
-            starts.append(index)
-    for start, end in zip(starts, starts[1:] + [len(lines)]):
-        text = "\n" * start + "".join(lines[start:end])  # keep line numbers
+    """Run a file that does not compile one top-level block at a time (reach.top_level_blocks),
+    skipping the blocks that do not compile: a syntax error costs only the definitions it sits in."""
+    for start, block in top_level_blocks(source):
+        text = "\n" * start + block  # keep line numbers
         try:
             code = compile(text, origin, "exec")
         except SyntaxError:
@@ -119,8 +107,20 @@ def exec_in_blocks(source, origin, namespace):
             LOAD_PROBLEMS.append(f"{origin[len(SUBMISSION_ROOT) + 1:]} line {start + 1}: {type(exc).__name__}: {exc}")
 
 
+def chapter_probes(name, source):
+    """The chapter's probes (how to call each exercise, its test doubles; the cases' inputs are built on
+    the grader's side), compiled from the text the task carries into module `<assignment id>_probes`:
+    no file of them is in the sandbox, and a task's process holds its own chapter's only (2-5 ms)."""
+    if not name.isidentifier():
+        raise ValueError(f"not an assignment id: {name!r}")
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(f"{name}_probes", loader=None))
+    sys.modules[module.__name__] = module  # before it runs: dataclasses look their module up there
+    exec(compile(source, f"<{name} probes>", "exec"), module.__dict__)
+    return module
+
+
 def run_exercise(task):
-    chapter = CHAPTER_PROBES[task["probes"]]
+    chapter = chapter_probes(task["probes"], task["probes_source"])
     if not task["module"].isidentifier():
         raise ValueError(f"not a module name: {task['module']!r}")
     module = importlib.import_module(f"hero_transformer.{task['module']}")

@@ -126,6 +126,18 @@ def grade(pool):
     return run
 
 
+def charge_nothing(files, assignment):
+    """engine.reaches_by_exercise for a grader that does not read the source (reach.py)."""
+    return {exercise.id: [] for exercise in assignment.exercises}
+
+
+@pytest.fixture
+def source_unread(monkeypatch):
+    """The grader grades without reading the submission's source: a test of a layer beneath that check
+    (the sandbox, the watch, a crash's cost) with a body that imports ctypes or os proves that layer alone."""
+    monkeypatch.setattr(engine, "reaches_by_exercise", charge_nothing)
+
+
 # one line per catalogue, printed at the end of the run (see pytest_terminal_summary)
 SUMMARY = {}
 

@@ -8,9 +8,9 @@ import shutil
 
 import pytest
 
-from autograder import engine, registry, release
+from autograder import engine, reach, registry, release
 
-from conftest import SAMPLE_ROOTS, SUMMARY, TESTED
+from conftest import SAMPLE_ROOTS, SUMMARY, TESTED, charge_nothing
 
 ASSIGNMENTS = TESTED
 
@@ -152,12 +152,45 @@ def forbidden_entries(how):
     return [(a, e) for a, e in entries("forbidden") if bool(e.raises) == (how == "raises")]
 
 
+def _private(entry):
+    """What reach.py names in the body's own source (the package's other code is the reference's)."""
+    return reach.reaches({"body.py": entry.source}, {}, {registry.PACKAGE})
+
+
+@pytest.fixture(scope="module")
+def watch_only(pool):
+    """{(assignment id, sample): report} of every forbidden body whose source reach.py names, graded
+    without reading the source: the layer beneath (the watch, the one-thread task) proven on its own."""
+    named = [(a, e) for a, e in entries("forbidden") if _private(e)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine, "reaches_by_exercise", charge_nothing)
+        graded = engine.grade_many([SAMPLE_ROOTS[a.id] / e.sample for a, e in named], pool=pool)
+    return {(a.id, e.sample): report for (a, e), report in zip(named, graded)}
+
+
 @pytest.mark.parametrize("assignment, entry", forbidden_entries("seen"), ids=entry_id)
-def test_a_forbidden_shortcut_loses_its_exercise_and_names_the_call(reports, assignment, entry):
+def test_a_forbidden_shortcut_loses_its_exercise_and_names_the_call(reports, watch_only, assignment, entry):
     report = reports[assignment.id, entry.sample]
     assert {item.id for item in report.items if item.score < item.max_score} == {entry.exercise}
     item = report.item(entry.exercise)
     failed = [check.name for check in item.checks if not check.passed]
+    # a body that names something private (torch._C, torch.ops.aten._softmax, an import of threading)
+    # loses by its source alone, which the feedback quotes, and nothing it printed or raised is shown
+    private = _private(entry)
+    if private:
+        assert failed == ["reaches nothing private"], (failed, private)
+        assert f": {private[0].what}" in item.feedback_en and "torch 的内部接口" in item.feedback_zh, item.feedback_en
+        assert not item.output, item.output
+        # and the watch, on its own: it sees nothing of a body that switches it off first (`unseen`:
+        # the source is all that costs it), and every other one as before
+        report = watch_only[assignment.id, entry.sample]
+        item = report.item(entry.exercise)
+        if entry.unseen:
+            assert report.score == report.max_score, item.feedback_en
+            return
+        assert {i.id for i in report.items if i.score < i.max_score} == {entry.exercise}
+        failed = [check.name for check in item.checks if not check.passed]
+    assert not entry.unseen, f"{entry.id} is marked unseen, but nothing in its source is named"
     forbids = assignment.item(entry.exercise).forbids
     if not entry.route:
         # the values are right: the shortcut is the only thing that costs the points
@@ -176,10 +209,14 @@ def test_a_forbidden_shortcut_loses_its_exercise_and_names_the_call(reports, ass
 
 
 @pytest.mark.parametrize("assignment, entry", forbidden_entries("raises"), ids=entry_id)
-def test_a_shortcut_in_a_thread_or_process_loses_its_exercise_by_raising(reports, assignment, entry):
+def test_a_shortcut_in_a_thread_or_process_loses_its_exercise_by_raising(reports, watch_only, assignment, entry):
     """A task is one single-threaded process (confine.forbid_new_processes): starting the thread or
-    the process that would run the forbidden call out of the watch's sight raises, on every case."""
-    report = reports[assignment.id, entry.sample]
+    the process that would run the forbidden call out of the watch's sight raises, on every case.
+    Such a body imports threading or multiprocessing, which reach.py names first: the refusal is
+    proven on the grading that does not read the source."""
+    assert _private(entry)
+    assert {i.id for i in reports[assignment.id, entry.sample].items if i.score < i.max_score} == {entry.exercise}
+    report = watch_only[assignment.id, entry.sample]
     assert {item.id for item in report.items if item.score < item.max_score} == {entry.exercise}
     item = report.item(entry.exercise)
     # every case that reaches the thread or the fork fails by the refusal (a case whose input the body
@@ -193,7 +230,8 @@ def test_a_shortcut_in_a_thread_or_process_loses_its_exercise_by_raising(reports
 def test_forbidden_catalogue_summary(reports):
     forbidden = entries("forbidden")
     caught = [s for a, s in forbidden if reports[a.id, s.sample].item(s.exercise).score == 0
-              and (s.raises or "the grader saw") in reports[a.id, s.sample].item(s.exercise).feedback_en]
+              and (s.raises or "the grader saw" if not _private(s) else "which the grader does not grade")
+              in reports[a.id, s.sample].item(s.exercise).feedback_en]
     SUMMARY["forbidden"] = f"forbidden {len(caught)}/{len(forbidden)} shortcuts caught"
     assert len(caught) == len(forbidden)
     for assignment in ASSIGNMENTS:  # every forbidding exercise has its shortcuts proven
@@ -246,10 +284,21 @@ def test_no_test_double_of_any_chapter_is_a_solution(assignment):
     the reference on that exercise's cases."""
     import inspect
 
-    functions = [(a.id, name, value) for a in registry.ASSIGNMENTS.values()
-                 for name, value in vars(a.part("probes")).items()
-                 if inspect.isfunction(value) and value.__module__ == a.part("probes").__name__
-                 and name not in ("make_cases", "run_case")]
+    functions = []
+    for a in registry.ASSIGNMENTS.values():
+        probes_module = a.part("probes")
+        for name, value in vars(probes_module).items():
+            if getattr(value, "__module__", None) != probes_module.__name__ or name in ("make_cases", "run_case"):
+                continue
+            if inspect.isfunction(value):
+                functions.append((a.id, name, value))
+            elif inspect.isclass(value):  # a double's methods, on an instance made without arguments
+                try:
+                    instance = value()
+                except Exception:  # noqa: BLE001 (a double built from a case: its methods need that case)
+                    continue
+                functions += [(a.id, f"{name}.{method}", getattr(instance, method)) for method, member in vars(value).items()
+                              if inspect.isfunction(member) and not method.startswith("__")]
     for exercise in assignment.exercises:
         module = engine.reference_module(exercise.id)
         owner_name, _, attribute = exercise.target.rpartition(".")

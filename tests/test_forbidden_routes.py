@@ -480,6 +480,8 @@ from pathlib import Path
 from autograder import engine
 from autograder.sandbox import WorkerPool
 jobs = json.loads(sys.argv[1])  # [[assignment id, sample folder, exercise or ""], ...]
+# the watch's part alone: these bodies also name torch._C or globals, which reach.py charges first
+engine.reaches_by_exercise = lambda files, assignment: {e.id: [] for e in assignment.exercises}
 pool = WorkerPool()
 try:
     found = []

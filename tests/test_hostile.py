@@ -230,9 +230,11 @@ def test_no_line_pytest_printed_is_a_workflow_command(batches):
 
 
 @needs_bubblewrap
-def test_the_file_attacks_are_real_without_bubblewrap(tmp_path, monkeypatch):
+def test_the_file_attacks_are_real_without_bubblewrap(tmp_path, monkeypatch, source_unread):
     """Proof the other way: under plain process isolation the file-reading attempts do win points,
-    so it is the sandbox that stops them (docs/grading.md says to trust only bubblewrap)."""
+    so it is the sandbox that stops them (docs/grading.md says to trust only bubblewrap). Their bodies
+    call open and exec, which reach.py names first: the source is not read here, so that what is
+    proven is the sandbox's part."""
     monkeypatch.setenv("HERO_SANDBOX", "process")
     attempts = [a for a in ASSIGNMENT.hostile() if a.id in ("read_reference", "read_hidden_tests")]
     folders = [hostile.build(ASSIGNMENT, a, tmp_path / a.id, SAMPLES, **samples.default_hostile_values(tmp_path))

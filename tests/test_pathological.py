@@ -346,6 +346,37 @@ def test_the_worker_files_are_readable_by_no_other_user(pool):
     that no other user of the machine may list or read, during a class run and after a crash."""
     pool.wait_ready()
     folders = [pool._dir, *(os.path.join(pool._dir, name) for name in os.listdir(pool._dir))]
-    assert any(name.endswith("_probes.py") for name in os.listdir(pool._dir))
+    assert "worker.py" in os.listdir(pool._dir)
     assert all(os.stat(path).st_mode & 0o007 == 0 for path in folders), \
         {path: oct(os.stat(path).st_mode) for path in folders}
+
+
+LOOK_AROUND = """
+import glob, os, sys
+seen = {"modules": sorted(name for name in sys.modules if name.endswith("_probes")),
+        "files": sorted(path for folder in ("/opt", "/tmp", "/submission", os.getcwd())
+                        for path in glob.glob(folder + "/**/*_probes.py", recursive=True))}
+"""
+
+
+@needs_bubblewrap
+@pytest.mark.skipif(SAMPLES is None, reason="HERO_TEST_ASSIGNMENTS leaves ch05_block out")
+def test_a_task_holds_its_own_chapter_s_probes_only_and_no_file_of_any(pool):
+    """The chapters' probes hold test doubles (chapter 6's once held chapter 5's GELU body) and say how
+    each case is built: no file of them is in the sandbox, an exercise task's process holds its own
+    chapter's module only, and a notebook task's none (red team, issue 38: a ch05 task read ch06's file
+    and raised it in its feedback, 4,000 characters a time)."""
+    plan = engine._plan(SAMPLES / "reference", ASSIGNMENT, engine.DEFAULT_TIMEOUT)
+    exercise = plan["tasks"]["gelu"]
+    model = exercise["files"]["hero_transformer/model.py"]
+    exercise["files"] = {**exercise["files"], "hero_transformer/model.py": model.replace(
+        "def gelu(x):", "def gelu(x):\n    " + LOOK_AROUND.replace("\n", "\n    ") + "\n    raise RuntimeError(repr(seen))", 1)}
+    reply = engine._safe_run(pool, exercise)
+    raised = next(iter(reply["payload"]["body"]["outputs"]["cpu"].values()))["raised"]["message"]
+    assert eval(raised) == {"modules": [f"{ASSIGNMENT}_probes"], "files": []}, raised
+    notebook = plan["tasks"]["notebook"]
+    variable = notebook["variables"][0]
+    notebook["cells"] = [[0, LOOK_AROUND + f"\n{variable} = repr(seen)"]]
+    reply = engine._safe_run(pool, notebook)
+    value = reply["payload"]["body"]["values"][variable]["ok"]
+    assert eval(engine.probes.decode(value)) == {"modules": [], "files": []}, value

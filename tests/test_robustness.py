@@ -126,7 +126,7 @@ def test_a_hang_costs_only_that_exercise(submission, grade):
     assert "time limit" in report.item("gelu").feedback_en
 
 
-def test_a_crash_costs_only_that_exercise(submission, grade):
+def test_a_crash_costs_only_that_exercise(submission, grade, source_unread):
     folder = submission(edits={MODEL: [(REFERENCE_LEDGER, "    import ctypes\n    ctypes.string_at(0)\n")]})
     report = grade(folder)
     assert lost(report) == {"parameter_count"}
@@ -168,7 +168,7 @@ def test_scores_are_identical_across_isolation_modes(submission, grade, monkeypa
 
 
 @needs_bubblewrap
-def test_a_task_starts_no_process_or_thread_and_cannot_reach_the_worker(submission, grade):
+def test_a_task_starts_no_process_or_thread_and_cannot_reach_the_worker(submission, grade, source_unread):
     """A task is one single-threaded process: fork, threads and programs are refused by the
     kernel (confine.forbid_new_processes), so nothing of it outlives it or escapes its accounting."""
     hostile = (

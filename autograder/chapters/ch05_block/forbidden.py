@@ -243,3 +243,26 @@ def redispatched_layer_norm(self, x):
     below = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
     return torch.ops.aten.native_layer_norm.default.redispatch(
         below, x, [x.shape[-1]], self.weight, self.bias, self.eps)[0]
+
+
+# --- the watch switched off first: no hook of the grader's runs (reach.py reads the source) ----------
+
+
+@shortcut("gelu", "torch._C._nn.gelu (the binding F.gelu calls) with both watches switched off: "
+          "DisableTorchFunction and the Python dispatch keys excluded", unseen=True)
+def switched_off_gelu(x):
+    python = torch._C.DispatchKeySet(torch._C.DispatchKey.Python) | torch._C.DispatchKeySet(
+        torch._C.DispatchKey.PythonTLSSnapshot)
+    with torch._C.DisableTorchFunction(), torch._C._ExcludeDispatchKeyGuard(python):
+        return torch._C._nn.gelu(x)
+
+
+@shortcut("layer_norm", "native_layer_norm through torch._C._VariableFunctions, both watches switched off "
+          "(torch's public alias torch.DisableTorchFunction, the C module imported under another name)", unseen=True)
+def switched_off_layer_norm(self, x):
+    from torch import _C as engine_room
+
+    python = engine_room.DispatchKeySet(engine_room.DispatchKey.Python) | engine_room.DispatchKeySet(
+        engine_room.DispatchKey.PythonTLSSnapshot)
+    with torch.DisableTorchFunction(), engine_room._ExcludeDispatchKeyGuard(python):
+        return engine_room._VariableFunctions.native_layer_norm(x, [x.shape[-1]], self.weight, self.bias, self.eps)[0]

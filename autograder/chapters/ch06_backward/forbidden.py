@@ -242,3 +242,19 @@ def excluded_key_layer_norm_backward(grad_out, x, weight, eps=EPS):
         grads = torch.ops.aten.native_layer_norm_backward(
             grad_out.reshape(-1, width), flat, [width], mean, rstd, weight, torch.zeros_like(weight), [True, True, True])
     return grads[0].reshape(x.shape), grads[1], grads[2]
+
+
+# --- the watch switched off first: no hook of the grader's runs (reach.py reads the source) ----------
+
+
+@shortcut("layer_norm_backward", "torch.autograd.grad through F.layer_norm with both watches switched off: "
+          "DisableTorchFunction and the Python dispatch keys excluded", unseen=True)
+def switched_off_layer_norm_backward(grad_out, x, weight, eps=EPS):
+    python = torch._C.DispatchKeySet(torch._C.DispatchKey.Python) | torch._C.DispatchKeySet(
+        torch._C.DispatchKey.PythonTLSSnapshot)
+    with torch._C.DisableTorchFunction(), torch._C._ExcludeDispatchKeyGuard(python), torch.enable_grad():
+        x = x.detach().clone().requires_grad_()
+        weight = weight.detach().clone().requires_grad_()
+        bias = torch.zeros_like(weight, requires_grad=True)
+        y = torch.nn.functional.layer_norm(x, (x.shape[-1],), weight, bias, eps)
+        return torch.autograd.grad(y, (x, weight, bias), grad_out)
