@@ -29,6 +29,13 @@ STARVED_RERUNS = 2  # a task that waited for a CPU past its wall-clock cap is ru
 MAX_SOURCE_BYTES = 1_000_000
 MAX_NOTEBOOK_BYTES = 20_000_000  # a notebook's content, measured by notebook_size (whoever wrote the file)
 MAX_NOTEBOOK_FILE_BYTES = 4 * MAX_NOTEBOOK_BYTES  # the file read to measure it: its outputs and layout, bounded
+# A notebook's shape, checked on its file's bytes before anything parses it (check_notebook_shape), then
+# its cells once parsed (parse_notebook): what reading it costs grows with these, not with its bytes
+# (red team, issue 38: 800,000 empty cells in 36.8 MB cost `nbgrader autograde` 7 min 37 s and 4.4 GB).
+MAX_NOTEBOOK_CELLS = 1_500  # about 20 times the course's longest notebook (chapter 8: 74 cells)
+MAX_NOTEBOOK_OBJECTS = 100_000  # JSON objects (each cell, its metadata, each output...): ch05's holds 158
+MAX_NOTEBOOK_VALUES = 2_000_000  # JSON values, a string's lines counting one each: 3 times a notebook at
+# MAX_NOTEBOOK_BYTES written in 30-character lines (650,000); ch05's holds 1,089
 MAX_FILES = 50
 
 
@@ -219,12 +226,80 @@ def check_notebook_size(name, notebook):
                                 f"{MAX_NOTEBOOK_BYTES}")
 
 
+# where a line of a string ends, for nbformat (str.splitlines), in the forms a JSON file may hold it
+_LINE_BREAKS = (b"\\n", b"\\r", b"\\f", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+_ESCAPED_BREAKS = tuple(b"\\u" + code for code in (b"000a", b"000b", b"000c", b"000d", b"001c", b"001d", b"001e",
+                                                    b"000A", b"000B", b"000C", b"000D", b"001C", b"001D", b"001E",
+                                                    b"0085", b"2028", b"2029"))
+_SHAPE_CHUNK = 1 << 20  # bytes read at a time for the structure: memory that does not grow with the count
+
+
+def notebook_shape(data: bytes):
+    """(JSON objects, JSON values) of a notebook file, counted on its bytes without parsing them: a
+    few passes at C speed (about a second for 80 MB), in memory that does not grow with the count.
+
+    Values are counted as nbformat holds a notebook, whoever wrote the file: every value once, but a
+    string by its lines, and an array of strings (a source as nbgrader writes it, one string a line)
+    by its lines too, not as an array.  So the file a student submits and the copy nbgrader writes
+    of it measure the same.  Counted outside strings: objects by their `{`, values by the commas
+    between them, plus the arrays (other than those of strings and empty ones) and the line breaks
+    inside strings beyond the lines already split into an array's strings."""
+    # an escaped backslash or quote becomes a plain byte: every quote left opens or closes a string
+    data = data.replace(b"\\\\", b"_").replace(b'\\"', b"_")
+    breaks = sum(data.count(form) for form in _LINE_BREAKS)
+    if b"\\u" in data:
+        breaks += sum(data.count(form) for form in _ESCAPED_BREAKS)
+    # the structure, a chunk at a time: what lies outside strings, each string as one quote, no white
+    # space; a pattern across two chunks is counted once, with the end of the one before
+    patterns = (b"{", b"[", b",", b'["', b"[]", b',"', b',":')
+    counts, inside, tail = [0] * len(patterns), False, b""
+    for start in range(0, len(data), _SHAPE_CHUNK):
+        parts = data[start:start + _SHAPE_CHUNK].split(b'"')
+        outside = parts[1 if inside else 0::2]
+        ends_inside = inside != (len(parts) % 2 == 0)
+        structure = (b'"'.join(outside) + (b'"' if ends_inside and outside else b"")).translate(None, b" \t\r\n")
+        window = tail + structure
+        for index, pattern in enumerate(patterns):
+            counts[index] += window.count(pattern) - tail.count(pattern)
+        inside, tail = ends_inside, window[-2:]
+    objects, arrays, commas, string_arrays, empty_arrays, after_comma, keys = counts
+    split_lines = after_comma - keys  # a string after a comma, not a key: an array's next string
+    arrays -= string_arrays + empty_arrays
+    values = 1 + commas - split_lines + objects + arrays + max(breaks, split_lines)
+    return objects, values
+
+
+def check_notebook_shape(name, data: bytes):
+    """Refused when the notebook file `data` holds more objects or values than the grader reads:
+    checked before anything parses it, so what parsing it costs stays bounded."""
+    objects, values = notebook_shape(data)
+    if objects > MAX_NOTEBOOK_OBJECTS:
+        raise safefiles.Refused(f"{name} holds {objects} JSON objects (cells, their metadata, outputs), more than "
+                                f"{MAX_NOTEBOOK_OBJECTS}")
+    if values > MAX_NOTEBOOK_VALUES:
+        raise safefiles.Refused(f"{name} holds {values} JSON values (each line of a string counting one), more than "
+                                f"{MAX_NOTEBOOK_VALUES}")
+
+
+def parse_notebook(name, data: bytes):
+    """The notebook file `data` as JSON, after the checks on its shape: its objects and values on its
+    bytes (check_notebook_shape), then its cells.  Every front end reads a notebook through this
+    (nbgrader's screen before nbformat reads it), so each limit gives one verdict, whatever the front
+    end; safefiles.Refused names the limit, ValueError or RecursionError says it is not JSON."""
+    check_notebook_shape(name, data)
+    notebook = json.loads(data.decode("utf-8"))
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if isinstance(cells, list) and len(cells) > MAX_NOTEBOOK_CELLS:
+        raise safefiles.Refused(f"{name} holds {len(cells)} cells, more than {MAX_NOTEBOOK_CELLS}")
+    return notebook
+
+
 def read_notebook_cells(folder: safefiles.Folder, name: str, problems: list, refused: list):
     """The code cells a student wrote or ran, in order; grade cells are the grader's.
 
     Parsed as plain JSON: importing nbformat (its schema validator) costs about a second."""
     try:
-        notebook = json.loads(folder.read(name, MAX_NOTEBOOK_FILE_BYTES).decode("utf-8"))
+        notebook = parse_notebook(name, folder.read(name, MAX_NOTEBOOK_FILE_BYTES))
         check_notebook_size(name, notebook)
     except FileNotFoundError:
         problems.append(f"{name} is missing from the submission")

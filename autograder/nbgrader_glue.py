@@ -6,7 +6,11 @@ submission it screens `submitted/<student>/<assignment>`: a notebook that is not
 a regular file, is too large, is not valid JSON, or that nbgrader itself could
 not process (an old or new metadata schema, nesting deep enough to exhaust the
 recursion limit) is reported and skipped, so one submission never stops the run
-for the students after it.  It then copies the submission's other files without
+for the students after it.  A notebook over one of the grader's limits on its
+shape (cells, JSON objects, JSON values: engine.parse_notebook) is refused there
+from its bytes, before nbformat reads it, and nbgrader processes a stand-in for
+it (StandIns): its answers score 0 and its exercises are graded, as through
+every other front end.  It then copies the submission's other files without
 following links (nbgrader's own copy follows them): a link, FIFO, device or
 socket is left behind and named in that student's report.
 
@@ -20,6 +24,7 @@ the autograded notebook, so `generate_feedback` cannot show them.
 """
 
 import atexit
+import datetime
 import fcntl
 import hashlib
 import json
@@ -224,30 +229,76 @@ FEEDBACK_PREPROCESSORS = import_paths(list(GenerateFeedback.class_traits()["prep
 
 
 def screen(submission, notebooks):
-    """Why nbgrader must not process this submission folder, or None when it may."""
+    """(why nbgrader must not process this submission folder, or None when it may; {notebook path:
+    why nbgrader processes a stand-in for it}).
+
+    A notebook over one of the grader's limits on its shape (engine.parse_notebook: its cells, JSON
+    objects and values) is refused here, from its bytes, before nbformat reads it: reading it is what
+    cost nbgrader minutes and gigabytes (800,000 empty cells: 7 min, 4.4 GB).  Such a submission is
+    not skipped: nbgrader processes a stand-in for the notebook (StandIns), and the grader refuses
+    the notebook itself as every front end does, so its answers score 0 and its exercises are graded."""
     import nbformat
     from nbgrader.nbgraderformat import MetadataValidator
 
+    stand_ins = {}
     try:
         folder = safefiles.Folder(submission)
     except OSError as exc:
-        return f"the folder cannot be opened ({exc.strerror})"
+        return f"the folder cannot be opened ({exc.strerror})", stand_ins
     with folder:
         for path in notebooks:
             name = os.path.relpath(path, submission)
             try:
                 # only the file's own cap: the content limit is the grader's (engine.check_notebook_size),
                 # which costs the answers and names why, the same way through every front end
-                text = folder.read(name, engine.MAX_NOTEBOOK_FILE_BYTES).decode("utf-8")
-                notebook = nbformat.reads(text, as_version=4)
+                data = folder.read(name, engine.MAX_NOTEBOOK_FILE_BYTES)
+                try:
+                    engine.parse_notebook(name, data)  # its shape: bounded before nbformat reads it
+                except safefiles.Refused as exc:
+                    stand_ins[path] = engine.printable(str(exc))
+                    continue
+                except (ValueError, RecursionError):  # not JSON: nbformat's reading names why, below
+                    pass
+                notebook = nbformat.reads(data.decode("utf-8"), as_version=4)
                 MetadataValidator().validate_nb(notebook)
             except safefiles.Refused as exc:
-                return str(exc)
+                return str(exc), stand_ins
             except RecursionError:
-                return f"{name} is nested too deeply to be read"
+                return f"{name} is nested too deeply to be read", stand_ins
             except Exception as exc:  # bad JSON or UTF-8, an nbformat or nbgrader schema error
-                return f"{name} cannot be processed by nbgrader: {type(exc).__name__}: {str(exc)[:300]}"
-    return None
+                return f"{name} cannot be processed by nbgrader: {type(exc).__name__}: {str(exc)[:300]}", stand_ins
+    return None, stand_ins
+
+
+STAND_IN_NOTE = (
+    "**评分器没有读取这个笔记本**：{reason}。作答题 (answers) 记 0 分；`{package}/` 中的练习 (exercises) 照常评分。"
+    "下面是本笔记本的评分单元格 (grade cells) 及其结果。\n\n"
+    "(**The grader did not read this notebook**: {reason}. Its answers score 0; the exercises in `{package}/` "
+    "were graded as usual. Below are the notebook's grade cells and their results.)")
+
+
+def stand_in(db_url, course_id, assignment_id, notebook_id, reason):
+    """The notebook nbgrader processes in place of one the grader refused for its shape: a note that
+    says why, then the notebook's grade cells as released (the gradebook's, in its order), so that
+    nbgrader records every grade: the exercises' as graded, the answers' as refused."""
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+    from nbgrader.api import Gradebook
+
+    cells = [new_markdown_cell(STAND_IN_NOTE.format(reason=reason, package=registry.PACKAGE))]
+    with Gradebook(db_url, course_id) as gradebook:
+        notebook = gradebook.find_notebook(notebook_id, assignment_id)
+        graded = {cell.name: cell for cell in notebook.grade_cells}
+        solutions = {cell.name for cell in notebook.solution_cells}
+        for source in notebook.source_cells:
+            if source.name not in graded:
+                continue
+            meta = {"grade": True, "grade_id": source.name, "locked": source.locked, "checksum": source.checksum,
+                    "cell_type": source.cell_type, "points": graded[source.name].max_score,
+                    "solution": source.name in solutions, "task": False, "schema_version": 3}
+            metadata = {"deletable": False, "nbgrader": meta, **({} if meta["solution"] else {"editable": False})}
+            new = new_code_cell if source.cell_type == "code" else new_markdown_cell
+            cells.append(new(source.source, metadata=metadata))
+    return new_notebook(cells=cells, metadata={"language_info": {"name": "python"}})
 
 
 def _files_to_copy(folder):
@@ -292,6 +343,51 @@ class SafeCopy(BaseConverter):
         for problem in refused:
             self.log.warning("%s/%s: %s", student_id, assignment_id, problem)
         _refused[str(Path(dest).resolve())] = refused
+
+
+class StandIns(BaseConverter):
+    """nbgrader's conversion of a notebook, except one the screen refused for its shape: nbgrader never
+    reads it.  Its sanitising pass converts a stand-in instead (`stand_in`: a note and the grade cells
+    as released), and the autograded folder then holds the submitted file itself until the grader has
+    graded it, so the grader refuses it as every front end does (engine.parse_notebook, the same
+    verdict as `hero grade`); the autograde pass converts the stand-in again, with its verdicts, into
+    the notebook nbgrader keeps.  It sits below Autograde in the method resolution order, so that
+    Autograde's own `super().convert_single_notebook` (its serial path) lands here too."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._stand_ins = {}  # submitted notebook -> why the screen refused it
+        self._stand_ins_built = {}  # autograded notebook -> the stand-in its sanitising pass wrote
+
+    def convert_single_notebook(self, notebook_filename):
+        reason, built = self._stand_ins.get(notebook_filename), self._stand_ins_built.pop(notebook_filename, None)
+        if reason is None and built is None:
+            return super().convert_single_notebook(notebook_filename)
+        self.log.info("Converting a stand-in for %s (nbgrader does not read it)", notebook_filename)
+        resources = self.init_single_notebook_resources(notebook_filename)
+        # what nbconvert's from_filename records of the file (HeroAutograde grades the folder in `path`)
+        path, name = os.path.split(notebook_filename)
+        modified = datetime.datetime.fromtimestamp(os.lstat(notebook_filename).st_mtime, tz=datetime.timezone.utc)
+        resources["metadata"] = {"name": os.path.splitext(name)[0], "path": path,
+                                 "modified_date": modified.strftime("%B %-d, %Y")}
+        if built is None:
+            ids = resources["nbgrader"]
+            notebook = stand_in(self.coursedir.db_url, self.coursedir.course_id, ids["assignment"], ids["notebook"],
+                                reason)
+        else:
+            import nbformat
+
+            notebook = nbformat.reads(built, as_version=4)
+        output, resources = self.exporter.from_notebook_node(notebook, resources=resources)
+        self.write_single_notebook(output, resources)
+        if built is None:
+            written = os.path.join(self.writer.build_directory, name)
+            self._stand_ins_built[written] = output
+            with safefiles.Folder(path) as folder:  # the file as submitted, for the grader to refuse
+                data = folder.read(name, engine.MAX_NOTEBOOK_FILE_BYTES)
+            os.remove(written)
+            with open(written, "wb") as out:
+                out.write(data)
 
 
 _RECORDED = sqlalchemy.Table(
@@ -425,9 +521,9 @@ class RunLock:
         self._file = self._connection = None
 
 
-class HeroAutogradeConverter(Autograde, SafeCopy):
-    """nbgrader's Autograde with the screening and the safe copy described above, grading a whole
-    class at once and resumably (docs/grading.md, "A whole class at once").
+class HeroAutogradeConverter(Autograde, SafeCopy, StandIns):
+    """nbgrader's Autograde with the screening, the safe copy and the stand-ins described above,
+    grading a whole class at once and resumably (docs/grading.md, "A whole class at once").
 
     nbgrader's own loop runs as always (its checks, its gradebook writes, its error handling), in
     three stages over every submission it chose: it prepares each one (the gradebook's student
@@ -452,8 +548,13 @@ class HeroAutogradeConverter(Autograde, SafeCopy):
         super().init_notebooks()
         self._lock_and_read_gradebook()
         for submission in sorted(self.assignments):
-            reason = screen(submission, self.assignments[submission])
+            reason, stand_ins = screen(submission, self.assignments[submission])
             if reason is None:
+                for refused in stand_ins.values():
+                    self.log.warning("%s: %s. nbgrader processes a stand-in for it (its grade cells as released): "
+                                     "its answers score 0, the exercises are graded.",
+                                     "/".join(Path(submission).parts[-2:]), refused)
+                self._stand_ins.update(stand_ins)
                 continue
             reason = engine.printable(reason)
             del self.assignments[submission]
@@ -585,7 +686,7 @@ class HeroAutogradeConverter(Autograde, SafeCopy):
         self.log.info("Sanitizing %s", notebook_filename)
         self._sanitizing = True
         self._init_preprocessors()
-        BaseConverter.convert_single_notebook(self, notebook_filename)
+        StandIns.convert_single_notebook(self, notebook_filename)
         self._built.append(os.path.join(self.writer.build_directory, os.path.basename(notebook_filename)))
 
     def set_permissions(self, assignment_id, student_id):
@@ -660,7 +761,7 @@ class HeroAutogradeConverter(Autograde, SafeCopy):
                 for notebook in built:
                     self.log.info("Autograding %s", notebook)
                     with nbgrader_utils.setenv(NBGRADER_EXECUTION="autograde"):
-                        BaseConverter.convert_single_notebook(self, notebook)
+                        StandIns.convert_single_notebook(self, notebook)
                 self._sanitizing = True
                 self.set_permissions(assignment_id, student_id)
                 self.run_post_convert_hook()

@@ -6,6 +6,12 @@ splits its sources in lines before the grader reads its copy, so a notebook just
 as submitted is far over it as nbgrader writes it.  That notebook gets the same score through
 `hero grade`, `nbgrader autograde`, `pytest --hero-submission` and Gradescope's runner; one over
 the limit loses its answers, and is named, through both the grader and nbgrader's screen.
+
+The limits on a notebook's shape (its cells, JSON objects and JSON values: `engine.parse_notebook`)
+are checked before anything parses it, on every front end; nbgrader's screen refuses such a
+notebook from its bytes and processes a stand-in for it, so it costs seconds, not the minutes and
+gigabytes that 800,000 empty cells cost before (red team, issue 38, W7), and gets the verdict that
+every other front end gives.
 """
 
 import json
@@ -21,7 +27,7 @@ from nbgrader.api import Gradebook
 from autograder import class_ray, engine, ledger, nbgrader_glue, registry, safefiles
 
 from conftest import SAMPLES, needs_bubblewrap
-from test_gradescope import needs_root_and_bwrap, root  # noqa: F401 (a fixture: the unpacked runner, set up)
+from test_gradescope import _why_not, needs_root_and_bwrap, root  # noqa: F401 (a fixture: the unpacked runner, set up)
 
 ASSIGNMENT = registry.ASSIGNMENTS["ch05_block"]
 NOTEBOOK = ASSIGNMENT.notebook_name
@@ -55,10 +61,14 @@ def borderline(tmp_path_factory):
     return folder
 
 
-def through_hero_grade(folder):
+def hero_grade_report(folder):
     done = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(folder), "--assignment", ASSIGNMENT.id,
                            "--format", "json"], capture_output=True, text=True, cwd=registry.REPO_ROOT)
-    return json.loads(done.stdout)["score"]
+    return json.loads(done.stdout)
+
+
+def through_hero_grade(folder):
+    return hero_grade_report(folder)["score"]
 
 
 def through_nbgrader(folder, course):
@@ -139,3 +149,114 @@ def test_a_kept_result_is_keyed_by_the_bytes_of_a_notebook_larger_than_20_mb(tmp
         (folder / NOTEBOOK).write_text(json.dumps({"cells": [], "pad": " " * 21_000_000 + variant}), encoding="utf-8")
         digests.add(ledger.submission_digest(folder))
     assert len(digests) == 2
+
+
+# --- the notebook's shape: its cells, JSON objects and values (red team, issue 38, W7) -----------
+
+SHAPE_LIMITS = {"cells": (engine.MAX_NOTEBOOK_CELLS, "cells"), "objects": (engine.MAX_NOTEBOOK_OBJECTS, "JSON objects"),
+                "values": (engine.MAX_NOTEBOOK_VALUES, "JSON values")}
+
+
+def objects_in(value):
+    """The JSON objects in a parsed value, counted on the parsed value (what engine.notebook_shape
+    counts on the file's bytes)."""
+    if isinstance(value, dict):
+        return 1 + sum(objects_in(item) for item in value.values())
+    return sum(objects_in(item) for item in value) if isinstance(value, list) else 0
+
+
+def shaped(notebook, limit, extra):
+    """`notebook` padded to `extra` past `limit` (0: exactly at it) in the ways the red team padded one:
+    empty cells, empty objects in its metadata, a raw cell of empty lines."""
+    notebook = json.loads(json.dumps(notebook))
+    cells = notebook["cells"]
+    if limit == "cells":
+        cells += [{"cell_type": "raw", "id": f"pad{i}", "metadata": {}, "source": ""}
+                  for i in range(engine.MAX_NOTEBOOK_CELLS - len(cells) + extra)]
+    elif limit == "objects":
+        notebook["metadata"]["padding"] = [{}] * (engine.MAX_NOTEBOOK_OBJECTS - objects_in(notebook) + extra)
+    else:
+        cells.append({"cell_type": "raw", "id": "lines", "metadata": {}, "source": ""})
+        _, values = engine.notebook_shape(json.dumps(notebook).encode())
+        cells[-1]["source"] = "\n" * (engine.MAX_NOTEBOOK_VALUES - values + extra)  # each line is one value
+    return notebook
+
+
+def compact(notebook):
+    """`notebook` as some editors save it: each source one string, no white space."""
+    cells = [{**cell, "source": "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]}
+             for cell in notebook["cells"]]
+    return json.dumps({**notebook, "cells": cells}, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_each_limit_on_a_notebook_s_shape_refuses_it_by_name_whatever_its_layout(tmp_path):
+    """At each limit the notebook is read; one past it is refused, named, before it is parsed: written
+    compact or as nbgrader writes it (indented, its sources split in lines), it measures the same."""
+    release = json.loads((registry.REPO_ROOT / registry.RELEASE_DIR / ASSIGNMENT.id / NOTEBOOK).read_text("utf-8"))
+    assert engine.notebook_shape(compact(release).encode())[0] == objects_in(release)
+    for limit, (maximum, what) in SHAPE_LIMITS.items():
+        for extra in (0, 1):
+            text = compact(shaped(release, limit, extra))
+            as_written = nbformat.writes(nbformat.reads(text, as_version=4))
+            assert engine.notebook_shape(text.encode()) == engine.notebook_shape(as_written.encode()), limit
+            for layout, written in [("compact", text), ("nbgrader's", as_written)]:
+                (tmp_path / NOTEBOOK).write_text(written, encoding="utf-8")
+                problems, refused = [], []
+                with safefiles.Folder(tmp_path) as opened:
+                    cells, _ = engine.read_notebook_cells(opened, NOTEBOOK, problems, refused)
+                if extra:
+                    assert cells is None and len(refused) == 1, (limit, layout, problems)
+                    assert f"{what}" in refused[0] and refused[0].endswith(f"more than {maximum}"), refused
+                else:
+                    assert cells and not problems, (limit, layout, problems)
+
+
+def test_nbgrader_s_screen_refuses_it_from_its_bytes_before_nbformat_reads_it(tmp_path, monkeypatch):
+    import nbformat as nbformat_module
+
+    def never(*args, **kwargs):
+        raise AssertionError("nbformat read a notebook the grader refuses")
+
+    release = json.loads((registry.REPO_ROOT / registry.RELEASE_DIR / ASSIGNMENT.id / NOTEBOOK).read_text("utf-8"))
+    (tmp_path / NOTEBOOK).write_text(json.dumps(shaped(release, "cells", 1)), encoding="utf-8")
+    monkeypatch.setattr(nbformat_module, "reads", never)
+    reason, stand_ins = nbgrader_glue.screen(str(tmp_path), [str(tmp_path / NOTEBOOK)])
+    assert reason is None and stand_ins == {str(tmp_path / NOTEBOOK): f"{NOTEBOOK} holds "
+                                            f"{engine.MAX_NOTEBOOK_CELLS + 1} cells, more than {engine.MAX_NOTEBOOK_CELLS}"}
+
+
+def test_a_notebook_over_the_cell_limit_gets_one_verdict_through_every_front_end(tmp_path, request):
+    """The reference's answers in a notebook of one cell too many: refused and named, its answers
+    lost and its exercises graded, alike through `hero grade`, `nbgrader autograde` (which
+    processes a stand-in: the note and the grade cells, never the student's cells),
+    `pytest --hero-submission` and Gradescope's runner (where root and bubblewrap allow)."""
+    folder = tmp_path / "submission"
+    shutil.copytree(SAMPLES / "reference", folder)
+    notebook = json.loads((folder / NOTEBOOK).read_text(encoding="utf-8"))
+    (folder / NOTEBOOK).write_text(json.dumps(shaped(notebook, "cells", 1)), encoding="utf-8")
+    named = f"{NOTEBOOK} holds {engine.MAX_NOTEBOOK_CELLS + 1} cells, more than {engine.MAX_NOTEBOOK_CELLS}"
+    answers = sum(ASSIGNMENT.points()[answer.id] for answer in ASSIGNMENT.answers)
+
+    report = hero_grade_report(folder)
+    assert report["score"] == FULL - answers and named in report["problems"], report["problems"]
+    scores = {"hero grade": report["score"]}
+
+    scores["nbgrader autograde"], problems = through_nbgrader(folder, tmp_path / "course")
+    assert named in problems, problems
+    autograded = json.loads((tmp_path / "course" / "autograded" / "ada" / ASSIGNMENT.id / NOTEBOOK).read_text("utf-8"))
+    graded = [cell for cell in autograded["cells"] if cell["metadata"].get("nbgrader", {}).get("grade")]
+    assert len(autograded["cells"]) == 1 + len(ASSIGNMENT.points()) == 1 + len(graded), len(autograded["cells"])
+    assert named in "".join(autograded["cells"][0]["source"])
+    assert all("HIDDEN TESTS" not in "".join(cell["source"]) and cell["outputs"] for cell in graded)
+
+    scores["pytest --hero-submission"] = through_pytest(folder, tmp_path)
+    assert named in (tmp_path / "junit.xml").read_text(encoding="utf-8")
+
+    if _why_not() is None:
+        upload = tmp_path / "upload"
+        shutil.copytree(folder, upload / ASSIGNMENT.id)
+        results, output, _ = request.getfixturevalue("root").run_autograder(upload)
+        assert results is not None, output[-3000:]
+        assert any(named in test.get("output", "") for test in results["tests"]), output[-3000:]
+        scores["gradescope"] = results["score"]
+    assert scores == dict.fromkeys(scores, FULL - answers), scores
