@@ -25,7 +25,8 @@ from typing import NamedTuple
 # by name) and these, which give no handle on the process, its memory or its files
 IMPORTABLE = frozenset({"math", "cmath", "torch", "typing", "dataclasses", "collections", "itertools", "functools",
                         "numbers", "random", "re", "statistics", "heapq", "bisect", "copy", "enum", "abc",
-                        "warnings", "numpy", "operator"})
+                        "warnings", "numpy", "operator", "time", "json", "pprint", "textwrap", "fractions",
+                        "decimal", "datetime", "unicodedata"})
 # modules that reach the interpreter, the process, its files or native code: refused as an import
 # and as an attribute name (torch and numpy re-export several: torch.sys, torch.os, torch.ctypes)
 REFLECTIVE_MODULES = frozenset({
@@ -38,6 +39,8 @@ REFLECTIVE_MODULES = frozenset({
 # (torch.DisableTorchFunction is torch._C's switch under a public name)
 LOADERS = frozenset({"load", "loads", "load_library", "load_inline", "cpp_extension", "from_file",
                      "attrgetter", "methodcaller",  # operator's getattr by string
+                     # these evaluate strings (annotations) as code, with the module's names
+                     "get_type_hints", "ForwardRef", "_eval_type", "singledispatch", "singledispatchmethod",
                      "DisableTorchFunction", "DisableTorchFunctionSubclass",
                      # a frame's or a code object's insides: the grader's own variables are one step up
                      "tb_frame", "tb_next", "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "gi_frame",
@@ -46,6 +49,9 @@ LOADERS = frozenset({"load", "loads", "load_library", "load_inline", "cpp_extens
 REFLECTIVE_BUILTINS = frozenset({"eval", "exec", "compile", "__import__", "globals", "locals", "vars", "breakpoint",
                                  "open", "memoryview", "__builtins__", "__loader__", "__spec__", "input"})
 NAMED_BY_STRING = frozenset({"getattr", "setattr", "delattr", "hasattr"})  # fine with a plain literal name
+# those refused as an attribute too (a module holding builtins under another name): not eval, compile
+# or open, which are a model's, torch's and a file's own methods (model.eval())
+BUILTINS_AS_ATTRIBUTES = NAMED_BY_STRING | {"exec", "__import__", "globals", "locals", "vars", "breakpoint"}
 # special attributes that are only the ordinary protocol: construction, the container protocol and
 # the operators (`counts.__getitem__` as a sort key). Anything else (__dict__, __class__, __globals__,
 # __self__ of a builtin, __subclasses__, __code__, __torch_function__...) is reflection
@@ -56,7 +62,6 @@ PLAIN_DUNDERS = frozenset({f"__{name}__" for name in (
     "delitem", "contains", "missing", "reversed", "bool", "hash", "format", "index", "int", "float", "complex",
     "round", "floor", "ceil", "trunc", "neg", "pos", "abs", "invert", "eq", "ne", "lt", "le", "gt", "ge",
     *_OPERATORS, *(f"r{op}" for op in _OPERATORS), *(f"i{op}" for op in _OPERATORS))})
-OWN = ("self", "cls")  # a student's own private attributes are theirs: self._cache is fine
 # sys is imported for its streams (print(..., file=sys.stderr) while debugging) and its numbers: these
 # are all that code may take from it; sys itself, passed on or looked into further, is reflection
 PLAIN_SYS = frozenset({"stdout", "stderr", "float_info", "int_info", "maxsize", "version", "version_info",
@@ -85,26 +90,31 @@ def top_level_blocks(source):
 
 
 def parse(source):
-    """The file's statements; a file that does not compile gives the blocks that do."""
+    """The file's statements as the worker runs them: the whole file when it compiles, else each
+    top-level block that does (worker.exec_in_blocks). ast.parse alone is not enough: a file the
+    parser accepts may still not compile (a `return` at the top level), and the worker then runs
+    blocks that the parser saw as the inside of a string."""
     try:
+        compile(source, "<submission>", "exec", dont_inherit=True)
         return ast.parse(source).body
-    except SyntaxError:
+    except (SyntaxError, ValueError):
         pass
     body = []
     for start, text in top_level_blocks(source):
         try:
+            compile("\n" * start + text, "<submission>", "exec", dont_inherit=True)
             body += ast.parse("\n" * start + text).body  # keep line numbers
-        except SyntaxError:
+        except (SyntaxError, ValueError):
             continue
     return body
 
 
 @lru_cache(maxsize=1)
 def torch_private_names():
-    """The private names under which torch's modules and main classes hold code: a module, a class,
-    a binding of its C layer, a function of its own. `self._C` is as much `torch._C` as the plain
-    spelling when `self` is torch (a method called with a module as its first argument), while a
-    student's own `self._mask` is no such name."""
+    """The private names under which torch's modules and main classes hold a module, a class or a
+    piece of its C layer. A method may be called with a module as its `self` (`Block.f(torch)`), so
+    even an attribute the student's class owns is refused under one of these names: `self._C` is
+    `torch._C` there, while a student's own `self._mask` or `self._normalize` is no such name."""
     import sys
     import types
 
@@ -121,11 +131,71 @@ def torch_private_names():
         except Exception:  # noqa: BLE001 (a lazy module that cannot list itself names nothing)
             continue
         for name, value in members:
-            if isinstance(value, (types.ModuleType, types.BuiltinFunctionType, type)) or (
-                    callable(value) and str(getattr(value, "__module__", "")).startswith("torch")) or (
+            # a private module of torch's own layer, or one that switches dispatch or modes (torch.utils.
+            # _python_dispatch, _mode_utils); not a private cache or helper module (torch.compiler._cache)
+            module_name = str(getattr(value, "__name__", "")) if isinstance(value, types.ModuleType) else ""
+            module = module_name.startswith("torch._") or ("._" in module_name and any(
+                word in module_name for word in ("dispatch", "mode", "guard")))
+            if module or isinstance(value, (types.BuiltinFunctionType, type)) or (
                     type(value).__module__.startswith("torch._C")):
                 names.add(name)
     return frozenset(names)
+
+
+@lru_cache(maxsize=1)
+def own_reexports():
+    """The names the course's own package binds at its modules' top level to a module or name imported
+    from outside the importable list (checks.py's sys, os and types, cluster.py's ray...): importing
+    one of them from the package is importing it."""
+    from pathlib import Path
+
+    names = set()
+    for path in (Path(__file__).resolve().parent.parent / "hero_transformer").glob("*.py"):
+        for node in parse(path.read_text(encoding="utf-8")):
+            if isinstance(node, ast.Import):
+                names |= {(a.asname or a.name).split(".")[0] for a in node.names
+                          if a.name.split(".")[0] not in IMPORTABLE}
+            elif isinstance(node, ast.ImportFrom) and not node.level and \
+                    (node.module or "").split(".")[0] not in IMPORTABLE | {"hero_transformer"}:
+                names |= {a.asname or a.name for a in node.names}
+    return frozenset(names)
+
+
+@lru_cache(maxsize=1)
+def module_aliases():
+    """Attribute names under which an importable module (or one of its submodules already loaded) holds a
+    module that is not importable: `enum.bltns` is builtins, `torch.cuda.tunable.mp` multiprocessing."""
+    import importlib
+    import sys
+    import types
+
+    for name in sorted(IMPORTABLE):  # what a submission may import, with what those load
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            continue
+
+    import warnings
+
+    names = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a deprecated alias warns when it is looked at
+        loaded = list(sys.modules.items())
+    for name, module in loaded:
+        if module is None or name.split(".")[0] not in IMPORTABLE or any(p.startswith("_") for p in name.split(".")):
+            continue
+        try:
+            members = list(vars(module).items())
+        except TypeError:
+            continue
+        for attribute, value in members:
+            top = value.__name__.split(".")[0] if isinstance(value, types.ModuleType) else ""
+            if top in REFLECTIVE_MODULES or top == "builtins" or top.startswith("_") and top.strip("_") in (
+                    REFLECTIVE_MODULES | {"thread", "io", "operator"}):
+                names.add(attribute)
+    # names torch's own objects also use for plain values (a loss's `reduction`): not worth a false alarm,
+    # and multiprocessing's pickling helpers they name hold no handle on the process
+    return frozenset(names - {"reduction", "reducer"})
 
 
 def _dotted(node):
@@ -140,9 +210,10 @@ def _dotted(node):
 
 
 class _Finder(ast.NodeVisitor):
-    def __init__(self, path, scope, own_modules, sys_names):
+    def __init__(self, path, scope, own_modules, sys_names, classes=()):
         self.path, self.scope, self.own_modules = path, list(scope), own_modules
         self.sys_names = sys_names  # the names `import sys` binds in this file (shared by its finders)
+        self.classes, self.methods = list(classes), []  # (names the class owns, its depth); each function's self
         self.found = []
 
     def add(self, node, what):
@@ -153,7 +224,26 @@ class _Finder(ast.NodeVisitor):
         self.generic_visit(node)
         self.scope.pop()
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _scoped
+    def _function(self, node):
+        cls = self.classes[-1] if self.classes and self.classes[-1][1] == len(self.scope) else None
+        method = None
+        if cls is not None and node.args.args and len(node.args.defaults) < len(node.args.args) \
+                and not node.decorator_list:
+            first = node.args.args[0].arg
+            rebound = any(isinstance(n, ast.Name) and n.id == first and isinstance(n.ctx, (ast.Store, ast.Del))
+                          for n in ast.walk(node))
+            method = {"self": first, "rebound": rebound, "owned": cls[0]}
+        self.methods.append(method)
+        self._scoped(node)
+        self.methods.pop()
+
+    def _class(self, node):
+        self.classes.append((_owned(node), len(self.scope) + 1))
+        self._scoped(node)
+        self.classes.pop()
+
+    visit_FunctionDef = visit_AsyncFunctionDef = _function
+    visit_ClassDef = _class
 
     def _module(self, node, name):
         parts = name.split(".")
@@ -171,33 +261,50 @@ class _Finder(ast.NodeVisitor):
                 self.sys_names.add(alias.asname or "sys")
 
     def visit_ImportFrom(self, node):
-        if node.level:  # the course's own package
-            return
-        self._module(node, node.module or "")
-        if (node.module or "").split(".")[0] in self.own_modules:
-            return
+        own = node.level or (node.module or "").split(".")[0] in self.own_modules
+        if not own:
+            self._module(node, node.module or "")
         for alias in node.names:
+            if own:  # the course's own modules import sys, os, types...: none of that passes through
+                if alias.name == "*" or alias.name.startswith("_") or alias.name in (
+                        REFLECTIVE_MODULES | LOADERS | REFLECTIVE_BUILTINS | NAMED_BY_STRING | own_reexports()):
+                    self.add(node, f"from {'.' * node.level}{node.module or ''} import {alias.name}")
+                continue
             if node.module == "sys" and alias.name in PLAIN_SYS:
                 continue
             if alias.name == "*" or alias.name.startswith("_") or alias.name in REFLECTIVE_MODULES | LOADERS \
                     or node.module == "sys":
                 self.add(node, f"from {node.module} import {alias.name}")
 
-    def visit_Attribute(self, node):
-        name = node.attr
-        receiver = node.value.id if isinstance(node.value, ast.Name) else None
-        if receiver in self.sys_names:
-            if name not in PLAIN_SYS:
-                self.add(node, _dotted(node))
-            return
+    def _bad_attribute(self, name, receiver):
+        if receiver is not None and receiver in self.sys_names:
+            return name not in PLAIN_SYS
         if name.startswith("__") and name.endswith("__"):
-            bad = name not in PLAIN_DUNDERS
-        elif name.startswith("_"):
-            bad = receiver not in OWN or name in torch_private_names()
-        else:
-            bad = name in REFLECTIVE_MODULES or name in LOADERS
-        if bad:
+            return name not in PLAIN_DUNDERS
+        if name.startswith("_"):
+            return not self._own_private(name, receiver) or name in torch_private_names()
+        return name in REFLECTIVE_MODULES | LOADERS | BUILTINS_AS_ATTRIBUTES or name in module_aliases()
+
+    def _own_private(self, name, receiver):
+        """self._x in a method: `self` is the method's first parameter, never rebound in it, and the
+        class itself defines or assigns `_x` (a student's own private attribute, not one of a module
+        passed in as `self`)."""
+        method = self.methods[-1] if self.methods else None
+        return (method is not None and receiver == method["self"] and not method["rebound"]
+                and name in method["owned"])
+
+    def visit_Attribute(self, node):
+        receiver = node.value.id if isinstance(node.value, ast.Name) else None
+        if self._bad_attribute(node.attr, receiver):
             self.add(node, _dotted(node))
+        if receiver is not None and receiver in self.sys_names:
+            return
+        self.generic_visit(node)
+
+    def visit_MatchClass(self, node):  # case object(_C=...) reads attributes by name
+        for name in node.kwd_attrs:
+            if self._bad_attribute(name, None):
+                self.add(node, f"case …({name}=…)")
         self.generic_visit(node)
 
     def visit_Name(self, node):
@@ -222,6 +329,15 @@ class _Finder(ast.NodeVisitor):
 def _parsed(source):
     """parse() of a reference file, kept: every submission is compared with the same few files."""
     return parse(source)
+
+
+def _owned(node):
+    """The names a class defines in its body or assigns as attributes anywhere in it."""
+    owned = {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    owned |= {t.id for n in node.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+              for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+    owned |= {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)}
+    return frozenset(owned)
 
 
 def _dump(node):
@@ -270,7 +386,9 @@ def reaches(files, reference_files, own_modules, exercise_bodies=()):
         sys_names = {"sys"} | {alias.asname for node in ast.walk(ast.Module(body, [])) if isinstance(node, ast.Import)
                                for alias in node.names if alias.name == "sys" and alias.asname}
         for node, scope in nodes:
-            finder = _Finder(path, scope, own_modules, sys_names)
+            owner, _ = _find(body, scope, []) if scope else (None, [])
+            classes = [(_owned(owner), len(scope))] if isinstance(owner, ast.ClassDef) else []
+            finder = _Finder(path, scope, own_modules, sys_names, classes)
             finder.visit(node)
             found += finder.found
     return sorted(set(found), key=lambda reach: (reach.path, reach.line, reach.what))

@@ -30,6 +30,13 @@ HONEST = [
     "import sys, warnings\ndef f(x):\n    print('debug', file=sys.stderr)\n    warnings.warn('w')\n"
     "    return sys.float_info.epsilon\n",
     "from sys import stderr\n",
+    # a student's own private members (red team: self._normalize lost LayerNorm), and common imports
+    "class N(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self._cache = None\n"
+    "    def _normalize(self, x):\n        return x - x.mean(-1, keepdim=True)\n"
+    "    def forward(self, x):\n        self._cache = x\n        return self._normalize(x)\n",
+    "import time, json\nstart = time.perf_counter()\n",
+    "from .checks import visible_check\n",
+    "def f(model):\n    model.eval()\n    return model.train()\n",
 ]
 
 
@@ -65,6 +72,16 @@ REACHING = {
     "torch.load": "def f(b):\n    return torch.load(b, weights_only=False)\n",
     "import ch06_backward_probes": "import ch06_backward_probes\n",
     "operator.attrgetter": "import operator\nget = operator.attrgetter('x')\n",
+    # red team, after the first version (B1-B5): each reached torch._C and kept full marks
+    "from .checks import sys": "def f():\n    from .checks import sys as s\n    return s\n",
+    "from hero_transformer.checks import os": "from hero_transformer.checks import os\n",
+    "enum.bltns": "import enum\nfetch = enum.bltns\n",
+    "enum.bltns.getattr": "import enum\ndef f():\n    return enum.bltns.getattr\n",
+    "typing.get_type_hints": "import typing\ndef f(g):\n    return typing.get_type_hints(g)\n",
+    "case …(_C=…)": "def f(x):\n    match x:\n        case object(_C=c):\n            return c\n",
+    "self._sys": "import collections\ndef f():\n    self = collections\n    return self._sys\n",
+    "self._C": "class A:\n    _C = None\n    def f(self):\n        return self._C\n",  # A.f(torch)
+    "self._os": "class A:\n    def f(self, other):\n        self = other\n        self._os = 1\n        return self._os\n",
 }
 
 
@@ -97,3 +114,13 @@ def test_only_code_that_differs_from_the_course_s_own_is_read_and_charged_where_
 def test_a_file_that_does_not_compile_is_read_one_block_at_a_time():
     code = "def broken(:\n    pass\n\ndef f():\n    import gc\n"
     assert found_in(code) == ["import gc"]
+
+
+def test_the_file_is_read_as_the_worker_runs_it():
+    """A file the parser accepts but the compiler refuses (a top-level return) is run by the worker one
+    block at a time, blocks that the parser saw inside a string included (red team, B6)."""
+    code = ('_NOTES = """\n'
+            'def gelu(x):\n    return torch._C._nn.gelu(x)\n'
+            '_END = 1  # """\n'
+            'return\n')
+    assert "torch._C._nn" in found_in(code)
