@@ -94,16 +94,19 @@ def parse(source):
     top-level block that does (worker.exec_in_blocks). ast.parse alone is not enough: a file the
     parser accepts may still not compile (a `return` at the top level), and the worker then runs
     blocks that the parser saw as the inside of a string."""
+    def compiled(text):  # the tree, compiled from itself (the compiler's errors, one parse)
+        tree = ast.parse(text)
+        compile(tree, "<submission>", "exec", dont_inherit=True)
+        return tree.body
+
     try:
-        compile(source, "<submission>", "exec", dont_inherit=True)
-        return ast.parse(source).body
+        return compiled(source)
     except (SyntaxError, ValueError):
         pass
     body = []
     for start, text in top_level_blocks(source):
         try:
-            compile("\n" * start + text, "<submission>", "exec", dont_inherit=True)
-            body += ast.parse("\n" * start + text).body  # keep line numbers
+            body += compiled("\n" * start + text)  # keep line numbers
         except (SyntaxError, ValueError):
             continue
     return body
