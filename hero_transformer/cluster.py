@@ -84,10 +84,11 @@ NODE_REGISTER_WAIT_S = 300  # Ray's own is a fixed 30 s (ray/_private/node.py), 
 
 
 def _wait_longer_for_nodes(ray):
-    """A node Ray starts waits 30 s for its raylet to register with the GCS and then fails; on a
-    2-core machine at load 14 that wait ran out on both tries (CI, stop 44). Ray asks
-    services.get_node in a loop and gives up after 30 s, so a get_node that keeps asking for up to
-    NODE_REGISTER_WAIT_S lengthens that wait and changes nothing for a node that registers in time."""
+    """A node Ray starts waits 30 s for its raylet to register with the GCS and then fails. A live
+    raylet can take longer on a loaded machine (before registering it waits for each of its agents
+    to report a port), so Ray's poll of services.get_node is replaced by one that keeps asking for
+    up to NODE_REGISTER_WAIT_S while the node's raylet is alive, and gives up as soon as it is gone
+    (a raylet that aborted will never register)."""
     from ray._private import services
 
     if getattr(services.get_node, "hero_patient", False):
@@ -100,7 +101,7 @@ def _wait_longer_for_nodes(ray):
             try:
                 return get_node(gcs_address, node_id)
             except RuntimeError:
-                if time.monotonic() > deadline:
+                if time.monotonic() > deadline or not _raylet_alive(node_id):
                     raise
                 time.sleep(0.5)
 
@@ -108,11 +109,47 @@ def _wait_longer_for_nodes(ray):
     services.get_node = patient_get_node
 
 
+def _raylet_alive(node_id):
+    """Whether a raylet of this node runs among this process's descendants (Ray starts it there)."""
+    import psutil
+
+    for process in psutil.Process().children(recursive=True):
+        try:
+            if process.status() != psutil.STATUS_ZOMBIE and f"--node_id={node_id}" in process.cmdline():
+                return True
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            pass
+    return False
+
+
+FIXED_WAIT = "in no setting"  # said of a wait that only a less busy machine can outlast
+
+
+def _raylet_failure(folder):
+    """Why a raylet under `folder` (a start's Ray temporary folder) aborted, from its log: what Ray
+    checked and found false (a raylet logs it on a line of its own before it aborts), or ""."""
+    import re
+
+    for log in sorted(Path(folder).glob("**/logs/raylet*.out")):
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            found = re.search(r"Check failed: \S+ (.+)", line)
+            if found:
+                why = found.group(1).strip()
+                if "Timed out waiting for file" in why:
+                    why += (f" (the raylet waits a fixed time, about 15 s in Ray 2.60 and {FIXED_WAIT}, for each of "
+                            "its agent processes to report its port; these had not started by then)")
+                return f"its raylet aborted: {why}"
+    return ""
+
+
 def _not_started(what, attempts, why):
     load = os.getloadavg()[0]
-    return RayUnavailable(f"{what} did not start, {attempts} times (load average {load:.1f} on {os.cpu_count()} "
-                          f"CPUs): {why}. Retry when the machine is less busy, or lengthen Ray's start-up waits in the "
-                          f"environment ({', '.join(_PATIENT)})")
+    tries = f"{attempts} attempt" + ("s" if attempts != 1 else "")
+    advice = "Retry when the machine is less busy"
+    if FIXED_WAIT not in str(why):
+        advice += f", or lengthen Ray's start-up waits in the environment ({', '.join(_PATIENT)})"
+    return RayUnavailable(f"{what} did not start after {tries} (load average {load:.1f} on {os.cpu_count()} "
+                          f"CPUs): {why}. {advice}")
 
 
 def _retrying(what, why):
@@ -152,9 +189,10 @@ def _start_embedded(ray, folder, options):
             except Exception as exc:  # noqa: BLE001 (any failure of a start: stop what it left, then retry or say so)
                 ray.shutdown()
                 _stop_marked(marker)
+                why = "; ".join(filter(None, [str(exc), _raylet_failure(folder / str(attempt))]))
                 if attempt == START_ATTEMPTS:
-                    raise _not_started("the embedded Ray", attempt, exc) from None
-                _retrying("the embedded Ray", exc)
+                    raise _not_started("the embedded Ray", attempt, why) from None
+                _retrying("the embedded Ray", why)
     finally:
         os.environ.pop(_MARKER, None)
 
@@ -258,7 +296,7 @@ def _start_keeper(folder, env, nodes, cpus_per_node, deadline):
         _stop_keeper(keeper, folder)
         log.seek(0)
         why = line.strip() or (log.read()[-2000:].strip() or "no answer from its keeper process")
-    return None, why
+    return None, "; ".join(filter(None, [why, _raylet_failure(folder)]))
 
 
 def _read_line(stream, deadline):

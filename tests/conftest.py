@@ -1,6 +1,8 @@
 import atexit
+import contextlib
 import functools
 import os
+import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -158,3 +160,24 @@ def pytest_terminal_summary(terminalreporter):
 
 def scores(report):
     return {item.id: item.score for item in report.items}
+
+
+# set, with a value of the test's own, in the environment of every process of a Ray a test starts
+# (Ray's processes inherit it), so that the test can find all of them and only them
+RAY_PROCESSES = "HERO_TEST_RAY_PROCESSES"
+
+
+@pytest.fixture(scope="session")
+def two_node_cluster():
+    """HOST:PORT of a Ray head and a second node joined to it, one CPU each, token-authenticated
+    (hero_transformer/cluster.py's local_cluster), and the environment that joins it, whose
+    RAY_PROCESSES names the cluster's processes: started once for the whole run by the first test
+    that asks (the modules that grade or run grids on Ray share it), stopped and its folder removed
+    at the end of the run, pass or fail."""
+    from hero_transformer import cluster
+
+    with contextlib.ExitStack() as stack:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv(RAY_PROCESSES, secrets.token_hex(8))
+            joined = stack.enter_context(cluster.local_cluster(nodes=2, cpus_per_node=1))
+        yield joined

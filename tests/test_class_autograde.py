@@ -24,7 +24,7 @@ from autograder import registry
 
 from conftest import SAMPLES, needs_bubblewrap
 from servers import postgres_server  # noqa: F401 (a fixture: a throw-away PostgreSQL, stopped after)
-from test_lab_ray import two_node_cluster  # noqa: F401,F811 (a fixture: a head and a second node, stopped after)
+
 
 ASSIGNMENT = "ch05_block"
 pytestmark = [pytest.mark.skipif(SAMPLES is None, reason="HERO_TEST_ASSIGNMENTS leaves ch05_block out"),

@@ -27,7 +27,7 @@ from autograder import engine, registry, safefiles, sandbox
 
 from conftest import SAMPLES, needs_bubblewrap
 from test_class_autograde import ASSIGNMENT, course_copy, gradebook, released  # noqa: F401 (a fixture)
-from test_lab_ray import two_node_cluster  # noqa: F401 (a fixture: a head and a second node, stopped after)
+
 
 # seconds: far past any honest run here; a run still going then is hung, and fails the test
 HANG = float(os.environ.get("HERO_TEST_HANG", 900))
@@ -264,7 +264,7 @@ def autograde(root, *args, env=None, nofile=1024):
 
 
 @pytest.fixture(scope="module")
-def alone(released, tmp_path_factory):  # noqa: F811
+def alone(released, tmp_path_factory):
     """The honest students' gradebook, graded without the pathological ones."""
     root = _class_of(released, tmp_path_factory.mktemp("alone"), pathological=False)
     autograde(root)
@@ -293,14 +293,14 @@ def _check_class(root, stderr, alone):
 
 @needs_bubblewrap
 @pytest.mark.skipif(SAMPLES is None, reason="HERO_TEST_ASSIGNMENTS leaves ch05_block out")
-def test_a_class_with_pathological_submissions_ends_with_every_honest_student_graded(released, alone, scratch):  # noqa: F811
+def test_a_class_with_pathological_submissions_ends_with_every_honest_student_graded(released, alone, scratch):
     root = _class_of(released, scratch, pathological=True)
     _check_class(root, autograde(root), alone)
 
 
 @needs_bubblewrap
 @pytest.mark.skipif(SAMPLES is None, reason="HERO_TEST_ASSIGNMENTS leaves ch05_block out")
-def test_on_ray_the_pathological_class_ends_the_same(released, alone, scratch, two_node_cluster):  # noqa: F811
+def test_on_ray_the_pathological_class_ends_the_same(released, alone, scratch, two_node_cluster):
     address, env = two_node_cluster
     root = _class_of(released, scratch, pathological=True)
     _check_class(root, autograde(root, f"--HeroAutogradeConverter.ray_address={address}", env=env), alone)
