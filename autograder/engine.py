@@ -48,6 +48,7 @@ MAX_FILES = 50
 # "the values differ", which stays after it as context: the case, its inputs, the student's output.
 SPECIFICITY = (
     "forbidden",  # a call the exercise forbids, seen while the code ran
+    "contract",  # an input the call left changed, which the reference leaves as it was
     "property",  # a property every correct implementation has, failed, in its own words
     "structure",  # the output's type, shape, dtype, NaN/inf, device or structure; an exception raised
     "values",  # the values differ from the reference's, and nothing more specific is known
@@ -400,6 +401,53 @@ def reference_outputs(exercise_id):
     return {name: _run(module, exercise_id, name) for name in cases_of(exercise_id)}
 
 
+def _changes(module, exercise_id):
+    """{case: the inputs a call of `module`'s exercise leaves changed}, on fresh copies of the cases."""
+    outputs = probes.run_all(chapter_probes(exercise_id).run_case, module, exercise_id,
+                             fresh_copy(cases_of(exercise_id)), "cpu")
+    return {name: frozenset(outcome.get("changed", ())) for name, outcome in outputs.items()}
+
+
+@lru_cache(maxsize=None)
+def reference_changes(exercise_id):
+    """What an exercise may change: the inputs the reference's own call leaves changed (an in-place
+    exercise's argument, a probe's own doing); any other input a call changes is the student's code
+    writing into its arguments."""
+    with _REFERENCE_IN_USE:
+        return _changes(reference_module(exercise_id), exercise_id)
+
+
+@lru_cache(maxsize=None)
+def fault_changes(exercise_id, fault_id):
+    """The inputs the reference with one fault's body in place leaves changed, case by case."""
+    entry = next(entry for entry in faults_of(exercise_id) if entry.id == fault_id)
+    with _body_in_reference(exercise_id, entry.function) as module:
+        return _changes(module, exercise_id)
+
+
+def _inputs_changed_check(exercise_id, cpu_outputs):
+    """A failed check naming the inputs the student's code changed in place and the reference does
+    not, with a case of each (the worker's names are only believed where they are the case's); or None."""
+    allowed, cases = reference_changes(exercise_id), cases_of(exercise_id)
+    changed = {}
+    for name, outcome in cpu_outputs.items():
+        for key in outcome.get("changed", ()):
+            if name in cases and key in cases[name] and key not in allowed.get(name, ()):
+                changed.setdefault(key, name)
+    if not changed:
+        return None
+    inputs_zh = "、".join(f"{key}（用例 {name}）" for key, name in changed.items())
+    inputs_en = ", ".join(f"{key} (case {name})" for key, name in changed.items())
+    return Check("leaves its inputs as they were", False,
+                 f"你的代码改写了传入的参数 {inputs_zh}：调用结束后，参数的值与调用前不同。练习函数只读取参数、"
+                 "把结果放进新的张量返回；不要对参数做原地操作（+=、*=、exp_()、masked_fill_()、x[...] = ...），"
+                 "需要改动时先 .clone()。",
+                 f"your code changed its input {inputs_en}: after the call its values were not what they "
+                 "had been. An exercise reads its arguments and returns its result in a new tensor; no in-place "
+                 "operation on an argument (+=, *=, exp_(), masked_fill_(), x[...] = ...), or .clone() it first.",
+                 "contract")
+
+
 def faults_of(exercise_id):
     return [entry for entry in registry.assignment_of(exercise_id).entries("fault") if entry.exercise == exercise_id]
 
@@ -414,6 +462,13 @@ def fault_outputs(exercise_id, fault_id):
 def outputs_with(exercise_id, function):
     """The outputs, case by case, of the reference with `function` in place of the exercise's
     (a fault's body, or a mutant's in the tests), run in this process."""
+    with _body_in_reference(exercise_id, function) as module:
+        return {name: _run(module, exercise_id, name) for name in cases_of(exercise_id)}
+
+
+@contextlib.contextmanager
+def _body_in_reference(exercise_id, function):
+    """The reference module with `function` in place of the exercise's body for the block's length."""
     exercise, module = registry.exercise(exercise_id), reference_module(exercise_id)
     owner_name, _, attribute = exercise.target.rpartition(".")
     owner = getattr(module, owner_name) if owner_name else module
@@ -421,7 +476,7 @@ def outputs_with(exercise_id, function):
         saved = owner.__dict__[attribute]
         setattr(owner, attribute, function)
         try:
-            return {name: _run(module, exercise_id, name) for name in cases_of(exercise_id)}
+            yield module
         finally:
             setattr(owner, attribute, saved)
 
@@ -530,7 +585,7 @@ def _same_outcome(got, fault_value):
     return kind == "ok" and mismatch(value, fault_value) is None
 
 
-def _diagnose(exercise_id, cpu):
+def _diagnose(exercise_id, cpu, changed):
     """The known misconception the student's outcomes reproduce, or None.
 
     A fault is named only when the student's outcome is the fault's on every case (the same
@@ -541,7 +596,10 @@ def _diagnose(exercise_id, cpu):
     for entry in faults_of(exercise_id):
         expected = fault_outputs(exercise_id, entry.id)
         if all(name in cpu and _same_outcome(cpu[name], value) for name, value in expected.items()):
-            return entry
+            writes = fault_changes(exercise_id, entry.id)
+            # a fault that writes into its inputs is named only for a call that changes the same ones
+            if not any(writes.values()) or all(writes[name] == changed.get(name, frozenset()) for name in writes):
+                return entry
     return None
 
 
@@ -759,6 +817,9 @@ def judge_exercise(exercise, max_score, reply, devices_seen, reaches=()):
             result.checks.append(Check(label, problem is None, *(problem or ("", ""))))
     cpu_values = {name: value for name, (kind, value) in cpu.items() if kind == "ok"}
     result.checks.extend(_properties(exercise.id, cpu_values))
+    changed = _inputs_changed_check(exercise.id, body["outputs"].get("cpu", {}))
+    if changed is not None:
+        result.checks.append(changed)
     # the call is named from the registry, never from the reply's own words
     used = [entry for entry in exercise.forbids if entry.call in body.get("forbidden", [])]
     for entry in used:
@@ -770,7 +831,8 @@ def judge_exercise(exercise, max_score, reply, devices_seen, reaches=()):
             f"your code make that call{route[1]}.", "forbidden"))
     misconception = None
     if not all(check.passed for check in result.checks) and not used:
-        diagnosis = _diagnose(exercise.id, cpu)
+        changes = {name: frozenset(outcome.get("changed", ())) for name, outcome in body["outputs"].get("cpu", {}).items()}
+        diagnosis = _diagnose(exercise.id, cpu, changes)
         if diagnosis is not None:
             result.misconception = diagnosis.id
             misconception = ("可能的误解：" + diagnosis.zh, "likely misconception: " + diagnosis.en)

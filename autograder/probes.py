@@ -395,14 +395,56 @@ def warm_up():
 
 
 def run_all(run_case, module, exercise_id, cases, device):
-    """Every case's outputs through the chapter's `run_case`, or what the code under test raised on it."""
+    """Every case's outputs through the chapter's `run_case`, or what the code under test raised on it;
+    with, under "changed", the case's inputs that were not as they had been once the call was over
+    (an argument written in place). A changed input is put back before the next case or device."""
     outputs = {}
     for name, case in cases.items():
+        before = {key: _copy(value) for key, value in case.items()}
         try:
             outputs[name] = {"ok": encode(run_case(module, exercise_id, name, case, device))}
         except Exception as exc:  # the code under test failed on this case
             outputs[name] = {"raised": describe(exc)}
+        changed = [key for key, value in before.items() if not _same(case[key], value)]
+        if changed:
+            outputs[name]["changed"] = changed
+            case.update({key: before[key] for key in changed})
     return outputs
+
+
+def _copy(value):
+    """A copy of an input that no call can reach: tensors cloned, lists, tuples and dicts copied
+    through; anything else (numbers, strings, dtypes) is immutable or kept as it is."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_copy(item) for item in value)
+    return value
+
+
+def _same(now, before):
+    """Whether an input is as it was: the same type, and for a tensor the same dtype, shape and
+    values (NaN where NaN was); containers compared item by item."""
+    if type(now) is not type(before):
+        return False
+    if isinstance(now, torch.Tensor):
+        if now.dtype != before.dtype or now.shape != before.shape or now.device != before.device:
+            return False
+        now = now.detach()
+        equal = now == before
+        if now.is_floating_point() or now.is_complex():
+            equal |= now.isnan() & before.isnan()
+        return bool(equal.all())
+    if isinstance(now, dict):
+        return now.keys() == before.keys() and all(_same(now[key], before[key]) for key in now)
+    if isinstance(now, (list, tuple)):
+        return len(now) == len(before) and all(_same(a, b) for a, b in zip(now, before))
+    try:
+        return now is before or bool(now == before)
+    except Exception:  # noqa: BLE001 (an object that cannot be compared is taken as unchanged)
+        return True
 
 
 def describe(exc):

@@ -141,9 +141,11 @@ def _reply_schema():
     raised = {"type": "object", "additionalProperties": False, "required": ["kind", "message"],
               "properties": raised_properties}
     value = {"$ref": f"#/definitions/value{MAX_DEPTH}"}
+    # the names of the case's inputs the call left changed (probes.run_all)
+    changed = {"type": "array", "maxItems": 20, "uniqueItems": True, "items": {"type": "string", "maxLength": 100}}
     outcome = _one_of_keys({
-        "ok": {"additionalProperties": False, "properties": {"ok": value}},
-        "raised": {"additionalProperties": False, "properties": {"raised": raised}},
+        "ok": {"additionalProperties": False, "properties": {"ok": value, "changed": changed}},
+        "raised": {"additionalProperties": False, "properties": {"raised": raised, "changed": changed}},
         "missing": {"additionalProperties": False, "properties": {"missing": {"const": True}}},
     })
     named = {"type": "object", "maxProperties": MAX_ITEMS, "propertyNames": {"maxLength": 100},

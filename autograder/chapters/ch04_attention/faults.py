@@ -62,6 +62,16 @@ fault.change("stable_softmax", "wrong_axis",
              "over the keys, along the last axis.",
              ("scores.amax(dim=-1", "scores.amax(dim=-2"), ("exps.sum(dim=-1", "exps.sum(dim=-2"))
 
+# an in-place write into the argument: the values returned are right, the caller's scores are not
+fault.change("stable_softmax", "shifted_in_place",
+             "对参数 scores 本身做了原地操作（sub_ 或 -=）：返回值没错，但调用者手里的分数被改写了，之后再用它（比如再算一次"
+             "softmax、画热力图）都会悄悄出错。",
+             "an in-place operation on the argument scores itself (sub_ or -=): the returned values are right, but the "
+             "caller's scores are overwritten, and anything that uses them again (another softmax, a heat map) is "
+             "silently wrong.",
+             ("shifted = scores - scores.amax(dim=-1, keepdim=True)",
+              "shifted = scores.sub_(scores.amax(dim=-1, keepdim=True))"))
+
 fault.change("stable_softmax", "divided_by_max",
              "除以的是最大值而不是总和：权重要和为 1，分母是这一行所有 exp 之和。",
              "divided by the maximum instead of the sum: the weights must sum to 1, so the denominator is the sum of "

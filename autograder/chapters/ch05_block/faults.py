@@ -76,6 +76,14 @@ fault.change("layer_norm", "eps_hardcoded",
              "must use its own.",
              ("self.eps", "1e-5"))
 
+# centring written into the caller's x: the normalised values are right, the input is overwritten
+fault.change("layer_norm", "centred_in_place",
+             "减均值时对输入 x 本身做了原地操作（sub_ 或 -=）：返回值没错，但调用者的 x 被改写成了去均值后的值；"
+             "块里的残差连接之后还要读这个 x。",
+             "the mean subtracted in place from the input x itself (sub_ or -=): the returned values are right, but the "
+             "caller's x now holds the centred values, and the block's residual connection reads that x afterwards.",
+             ("centered = x - mean", "centered = x.sub_(mean)"))
+
 
 # --- gelu ------------------------------------------------------------------------
 
@@ -102,6 +110,14 @@ def silu_instead(x):
 fault.change("gelu", "gelu_missing_one", "漏掉了 0.5·(1 + erf(x/√2)) 里的「1 +」：Phi(x) 是 0.5·(1 + erf(x/√2))。",
              "the '1 +' of 0.5*(1 + erf(x/sqrt(2))) is missing: Phi(x) = 0.5*(1 + erf(x/sqrt(2))).",
              ("(1.0 + torch.erf(x / math.sqrt(2.0)))", "torch.erf(x / math.sqrt(2.0))"))
+
+# an in-place write into the argument: the values returned are right, the caller's x is not
+fault.change("gelu", "gelu_in_place",
+             "对输入 x 本身做了原地操作（mul_ 或 *=）：返回值没错，但调用者的 x 被改写了；在模型里它常常还要用于残差连接。",
+             "an in-place operation on the input x itself (mul_ or *=): the returned values are right, but the caller's x "
+             "is overwritten, and in a model it is often still needed (a residual connection).",
+             ("return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))",
+              "return x.mul_(0.5 * (1.0 + torch.erf(x / math.sqrt(2.0))))"))
 
 
 # --- feedforward -------------------------------------------------------------------
@@ -183,6 +199,14 @@ fault.change("block", "ln2_reads_x", "第二套 LayerNorm 读的是 X，而不�
              "the second LayerNorm reads X instead of U, the state that already holds the attention increment.",
              (ADD_ATTENTION, "state = hidden + attended"),
              (ADD_FEEDFORWARD, "hidden = state + self.feedforward(self.ln_feedforward(hidden))"))
+
+# the residual added into the caller's tensor: the block's output is right, its input is overwritten
+fault.change("block", "residual_in_place",
+             "残差用 hidden += ... 原地相加：输出没错，但调用者传入的 X 被改写成了 U；上一层或调用者之后再读 X 就错了。"
+             "写成 hidden = hidden + ...。",
+             "the residual added in place with hidden += ...: the output is right, but the X the caller passed in is "
+             "overwritten with U, and whoever reads X afterwards reads the wrong values. Write hidden = hidden + ....",
+             ("hidden = hidden + attended", "hidden += attended"))
 
 fault.change("block", "broadcast_increment",
              "注意力增量被压成 [B,1,d] 再广播到所有位置；残差相加两端应同为 [B,T,d]，不能靠广播。",

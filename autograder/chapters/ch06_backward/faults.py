@@ -74,6 +74,15 @@ fault.change("gelu_backward", "density_without_x",
              "the product rule's second term lost its x: (x*Phi(x))' = Phi(x) + x*phi(x), not Phi(x) + phi(x).",
              ("cdf + x * density", "cdf + density"))
 
+# the local derivative multiplied into the upstream gradient itself: the result is right, grad_out is not
+fault.change("gelu_backward", "upstream_scaled_in_place",
+             "把局部导数原地乘进了 grad_out（mul_ 或 *=）：返回值没错，但上游传来的梯度被改写了；反向传播里同一个 "
+             "grad_out 往往还要流向别的分支（比如残差的恒等路径），那里读到的就不对了。",
+             "the local derivative multiplied into grad_out itself (mul_ or *=): the result is right, but the upstream "
+             "gradient is overwritten, and in backpropagation the same grad_out often flows on to another branch (the "
+             "residual's identity path), which then reads the wrong values.",
+             ("return grad_out * (cdf + x * density)", "return grad_out.mul_(cdf + x * density)"))
+
 
 # another function's derivative altogether, so written out whole
 @fault("gelu_backward", "这是 tanh 近似 GELU 的导数；本课程用精确（erf）GELU，反向也要对精确形式求导。",
@@ -119,6 +128,15 @@ fault.change("residual_backward", "branch_dropped",
              "the branch term is dropped: the identity path does not replace the branch; the two are added (for "
              "R(x) = -x they cancel to 0).",
              ("return grad_out + branch_backward(grad_out)", "return grad_out"))
+
+# the branch's gradient added into grad_out itself: the sum is right, the upstream gradient is not
+fault.change("residual_backward", "summed_into_upstream",
+             "把分支的梯度原地加进了 grad_out（add_ 或 +=）：和没错，但上游的 grad_out 被改写成了和；调用者若还要用"
+             "它（比如再传给另一个分支），读到的已经不是原来的梯度。",
+             "the branch's gradient added into grad_out itself (add_ or +=): the sum is right, but the upstream "
+             "grad_out now holds the sum, and a caller that uses it again (for another branch) no longer reads the "
+             "gradient it passed.",
+             ("return grad_out + branch_backward(grad_out)", "return grad_out.add_(branch_backward(grad_out))"))
 
 # the values are right: only the probe's count of calls shows it
 fault.change("residual_backward", "calls_branch_backward_twice",

@@ -254,6 +254,15 @@ fault.change("next_token_probs", "temperature_multiplies",
              "distribution, and multiplying does the opposite.",
              ("scaled = logits / temperature", "scaled = logits * temperature"))
 
+# the temperature applied in place: the probabilities are right, the caller's logits are divided
+fault.change("next_token_probs", "scaled_in_place",
+             "除以温度时对 logits 本身做了原地操作（div_ 或 /=）：返回的概率没错，但调用者的 logits 被改写了；生成时"
+             "同一份 logits 若再用一次（换个温度再采样、记录日志），就已经被除过了。",
+             "the temperature applied in place to logits itself (div_ or /=): the probabilities are right, but the "
+             "caller's logits are overwritten; using the same logits again (sampling at another temperature, logging "
+             "them) reads values already divided.",
+             ("scaled = logits / temperature", "scaled = logits.div_(temperature)"))
+
 fault.change("next_token_probs", "ties_dropped",
              "top-k 只按 topk 的下标保留了恰好 k 个：与第 k 大的值并列的词元也要保留。",
              "top-k kept exactly k entries by topk's indices: entries tied with the k-th largest value are kept too.",
