@@ -148,6 +148,17 @@ fault.change("unigram_cross_entropy", "log_base_two",
              "log2 V).",
              ("math.log(count / total)", "math.log2(count / total)"))
 
+# the probabilities multiplied first and the log taken once: right for a few ids, 0 (so inf) for thousands
+fault.change("unigram_cross_entropy", "log_of_product",
+             "先把所有概率乘起来再取一次对数：几个 id 时没错，但几千个约 1/50 的概率相乘（约 10⁻⁸⁵⁰⁰）在任何浮点数里都下溢"
+             "成 0，ln 0 让结果变成无穷大。应逐个累加 −ln p，再除以个数。",
+             "the probabilities multiplied together and the log taken once: right for a few ids, but the product of "
+             "thousands of probabilities near 1/50 (about 1e-8500) underflows to 0 in any float, and ln 0 makes the "
+             "result infinite. Add up -ln p id by id, then divide by the count.",
+             ("loss = 0.0", "product = 1.0"), ("loss -= math.log(count / total)", "product *= count / total"),
+             ("return loss / len(eval_ids)",
+              "return -math.log(product) / len(eval_ids) if product > 0 else math.inf"))
+
 fault.change("unigram_cross_entropy", "no_smoothing",
              "没有做平滑（忽略了 alpha）；训练中没出现过的 id 概率为 0，交叉熵会变成无穷大。",
              "no smoothing (alpha ignored); an id never seen in training gets probability 0 and the cross entropy "

@@ -100,6 +100,9 @@ def make_cases(exercise_id):
             # unsmoothed, and id 4 never occurs in training: probability 0, so math.inf (the notebook's rule)
             "unseen_unsmoothed": {"train": torch.tensor([1, 1, 2, 3, 3, 3]), "eval": torch.tensor([3, 4, 1]),
                                   "vocab_size": 6, "alpha": 0.0},
+            # 5,000 ids at about 1/50 each: the answer is near ln 50 = 3.9 nats, while the product of their
+            # probabilities (about 1e-8500) is 0 in any float
+            "long_eval": {"train": _ids(gen, 400, 50), "eval": _ids(gen, 5000, 50), "vocab_size": 50, "alpha": 1.0},
         }
     raise KeyError(exercise_id)
 

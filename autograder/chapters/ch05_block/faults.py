@@ -32,6 +32,17 @@ fault.change("layer_norm", "sample_variance", "方差除以了 d-1（样本方�
              "variance divided by d-1 (sample variance); LayerNorm uses the population variance, divided by d.",
              (VARIANCE, "variance = x.var(dim=-1, keepdim=True, unbiased=True)"))
 
+# the textbook identity Var = E[x^2] - E[x]^2, right in exact arithmetic, lost to cancellation in float32
+fault.change("layer_norm", "variance_from_moments",
+             "方差用 E[x²] − E[x]² 算：数学上没错，但输入远离 0 时两个大数相减，把方差抵消掉了（float64 里 x 在 10⁸ 附近时，"
+             "x² 约 10¹⁶，相邻 float64 的间隔已是 2，而方差只有 4 左右），输出偏差很大，甚至开负数的平方根得到 NaN；"
+             "float32 在 x 约 1000 时就会这样。先减去均值再平方。",
+             "the variance computed as E[x^2] - E[x]^2: right in exact arithmetic, but for inputs far from 0 the two "
+             "large terms cancel (in float64 with x near 1e8, x^2 is about 1e16, where float64 values are 2 apart, "
+             "while the variance is about 4), so the output is far off, or the square root of a negative number gives "
+             "NaN; float32 does this already near x = 1000. Subtract the mean first, then square.",
+             (VARIANCE, "variance = (x * x).mean(dim=-1, keepdim=True) - mean * mean"))
+
 fault.change("layer_norm", "eps_missing", "去掉了稳定常数 eps：方差为 0 的位置（如常量向量）会除以 0。",
              "eps was removed: a position with zero variance (a constant vector) divides by zero.",
              ("torch.sqrt(variance + self.eps)", "torch.sqrt(variance)"))
@@ -76,6 +87,15 @@ fault.change("layer_norm", "eps_hardcoded",
              "must use its own.",
              ("self.eps", "1e-5"))
 
+# gamma read off the graph: the values are right, no gradient ever reaches the parameter
+fault.change("layer_norm", "gamma_detached",
+             "乘 gamma 时用了 self.weight.detach()（或 .data）：输出的值没错，但反向传播时梯度到不了 gamma，训练永远不会"
+             "改变它。参数要直接参与运算。",
+             "gamma was used as self.weight.detach() (or .data): the output's values are right, but no gradient reaches "
+             "gamma in backpropagation, so training never changes it. A parameter must take part in the computation "
+             "itself.",
+             ("* self.weight + self.bias", "* self.weight.detach() + self.bias"))
+
 # centring written into the caller's x: the normalised values are right, the input is overwritten
 fault.change("layer_norm", "centred_in_place",
              "减均值时对输入 x 本身做了原地操作（sub_ 或 -=）：返回值没错，但调用者的 x 被改写成了去均值后的值；"
@@ -105,6 +125,17 @@ def relu_instead(x):
        "this is SiLU (x*sigmoid(x)); GELU is x*Phi(x) with Phi the standard normal CDF.")
 def silu_instead(x):
     return x * torch.sigmoid(x)
+
+
+# computed number by number in Python: the values are right, the result is cut from autograd's graph
+@fault("gelu", "在 Python 循环里对每个数用 math.erf 算，再造一个新张量：值没错，但新张量与 x 之间没有计算图，梯度传不回去，"
+              "GELU 之前的层都学不到东西（也慢得多）。用张量运算（torch.erf）整体计算。",
+       "computed number by number in a Python loop with math.erf, then a new tensor built: the values are right, but "
+       "the new tensor has no graph back to x, so no gradient flows through it and nothing before the GELU learns "
+       "(and it is far slower). Compute it on the whole tensor (torch.erf).")
+def gelu_outside_the_graph(x):
+    values = [0.5 * v * (1.0 + math.erf(v / math.sqrt(2.0))) for v in x.flatten().tolist()]
+    return torch.tensor(values, dtype=x.dtype, device=x.device).reshape(x.shape)
 
 
 fault.change("gelu", "gelu_missing_one", "漏掉了 0.5·(1 + erf(x/√2)) 里的「1 +」：Phi(x) 是 0.5·(1 + erf(x/√2))。",

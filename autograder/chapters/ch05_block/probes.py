@@ -40,12 +40,18 @@ def make_cases(exercise_id):
         return {
             "random": {"x": x, "gamma": gamma, "beta": beta},
             "shifted": {"x": x + 7.5, "gamma": gamma, "beta": beta},
+            # far from 0: E[x^2] - E[x]^2 loses the variance to cancellation (float64 values near x^2 = 1e16
+            # are 2 apart, the variance is about 4), subtracting the mean first does not. In float32 the
+            # reference itself is off by more than the tolerance long before the moments fail, so float64
+            "far_offset": {"x": 2 * x.double() + 1e8, "gamma": gamma, "beta": beta},
             "default_affine": {"x": 3 * x + 1, "gamma": ones, "beta": zeros},
             "hand": {"x": torch.tensor([[[1.0, 3.0]]]), "gamma": torch.ones(2), "beta": torch.zeros(2)},
             "constant": {"x": torch.full((1, 2, WIDTH), 2.0), "gamma": gamma, "beta": beta},
             "small_variance": {"x": torch.tensor([[[0.0, 0.002, -0.001, 0.004]]]), "gamma": ones, "beta": zeros},
             # a LayerNorm built with another eps: the body reads self.eps, not the course's 1e-5
             "own_eps": {"x": 0.2 * x, "gamma": gamma, "beta": beta, "eps": 0.05},
+            # autograd's gradients of <output, upstream> for x, gamma and beta: what training uses
+            "gradients": {"x": x, "gamma": gamma, "beta": beta, "upstream": randn(2, 3, WIDTH)},
         }
     if exercise_id == "gelu":
         a = 1 / math.sqrt(1 + 1e-5)
@@ -53,6 +59,7 @@ def make_cases(exercise_id):
             "grid": {"x": torch.linspace(-6.0, 6.0, 121)},
             "tensor": {"x": randn(2, 3, WIDTH)},
             "symmetry": {"x": torch.tensor([a, -a])},
+            "gradients": {"x": randn(2, 3, WIDTH), "upstream": randn(2, 3, WIDTH)},
         }
     if exercise_id == "feedforward":
         return {
@@ -219,17 +226,34 @@ def _exact_gelu_in(module):
 # --- probes ----------------------------------------------------------------------
 
 
+def _gradients(forward, case, parameters):
+    """(("x", gradient), (parameter name, gradient)...): the gradient autograd gives each of them for
+    the output weighted by the case's upstream, None where none reaches it (cut from the graph by
+    .detach(), .data, a Python number or torch.no_grad()); named pairs, as the engine compares them."""
+    x = case["x"].clone().requires_grad_(True)
+    with torch.enable_grad():
+        out = forward(x)
+        if isinstance(out, torch.Tensor) and out.requires_grad and out.shape == case["upstream"].shape:
+            out.backward(case["upstream"])
+    return (("x", x.grad), *((name, parameter.grad) for name, parameter in parameters.items()))
+
+
 def run_case(module, exercise_id, case_name, case, device):
     """Outputs of one case.  `case` holds CPU tensors; they are moved to `device`."""
     case = {k: (v.to(device) if isinstance(v, torch.Tensor) else v) for k, v in case.items()}
     with torch.no_grad():
         if exercise_id == "layer_norm":
             eps = {"eps": case["eps"]} if "eps" in case else {}
-            norm = module.LayerNorm(case["x"].shape[-1], **eps).to(device)
+            # in the input's dtype, as a model in float64 would be (far_offset is float64)
+            norm = module.LayerNorm(case["x"].shape[-1], **eps).to(device=device, dtype=case["x"].dtype)
             norm.weight.copy_(case["gamma"])
             norm.bias.copy_(case["beta"])
+            if case_name == "gradients":
+                return _gradients(norm, case, {"weight": norm.weight, "bias": norm.bias})
             return norm(case["x"])
         if exercise_id == "gelu":
+            if case_name == "gradients":
+                return _gradients(module.gelu, case, {})
             return module.gelu(case["x"])
         if exercise_id == "feedforward":
             ffn = module.FeedForward(make_config(module)).to(device).eval()

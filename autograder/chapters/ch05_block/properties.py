@@ -18,6 +18,10 @@ def check(exercise_id, out, cases, reference, judges):
         found.append(("shift invariance", judges.judge_shift_invariant(out["random"], out["shifted"])))
         found.append(("mean 0, variance v/(v+eps)",
                       judges.judge_normalised_stats(cases["default_affine"]["x"], out["default_affine"])))
+    named = out.get("gradients")
+    if exercise_id in ("layer_norm", "gelu") and isinstance(named, tuple) and all(
+            isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str) for pair in named):
+        found.append(("gradients reach the input and every parameter", _gradients_reach(dict(named))))
     if exercise_id == "gelu" and tensor("symmetry"):
         a = cases["symmetry"]["x"][:1]
         found.append(("g(a) - g(-a) = a", judges.judge_gelu_symmetry(a, out["symmetry"][:1], out["symmetry"][1:])))
@@ -54,3 +58,19 @@ def _calls_once(calls):
                     f"Y = U + FFN(LN2(U)), each sublayer appears once (in training mode every extra call of attention "
                     f"or the FFN draws its dropout again); yours called it {count} times.")
     return None
+
+
+def _gradients_reach(gradients):
+    """The inputs and parameters no gradient reached on the `gradients` case, as a problem: the
+    output was cut from autograd's graph on the way from them, so training would never change them."""
+    cut = [name for name, gradient in gradients.items() if gradient is None]
+    if not cut:
+        return None
+    names = "、".join(cut)
+    return (f"反向传播时没有梯度到达 {names}：你的输出在计算图里与它们断开了（.detach()、.data、.item() 或 .tolist() "
+            "后再造张量、torch.no_grad()、在 Python 循环里逐个算，都会切断计算图），训练时它们就不会更新。用张量运算直接由它们"
+            "算出输出。",
+            f"no gradient reached {', '.join(cut)} in backpropagation: your output is cut off from them in autograd's "
+            "graph (.detach(), .data, a tensor rebuilt from .item() or .tolist(), torch.no_grad(), a Python loop over "
+            "the values all cut it), so training would never change them. Compute the output from them with tensor "
+            "operations.")

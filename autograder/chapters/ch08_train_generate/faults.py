@@ -254,6 +254,16 @@ fault.change("next_token_probs", "temperature_multiplies",
              "distribution, and multiplying does the opposite.",
              ("scaled = logits / temperature", "scaled = logits * temperature"))
 
+# softmax written out without subtracting the maximum: fine for small logits, inf/inf = NaN for large ones
+fault.change("next_token_probs", "softmax_unshifted",
+             "softmax 写成了 exp(z)/Σexp(z)，没有先减去最大值：logits 较大时 float32 的 exp 溢出为 inf（exp(90) 已超过"
+             " 3.4×10³⁸），inf/inf 得到 NaN；很负时 exp 全下溢为 0，0/0 也是 NaN。先减去每行的最大值（或用 torch.softmax）。",
+             "softmax written as exp(z)/sum(exp(z)) without subtracting the maximum: for large logits float32 exp "
+             "overflows to inf (exp(90) is already above 3.4e38) and inf/inf gives NaN; for very negative ones every exp "
+             "underflows to 0, and 0/0 is NaN too. Subtract each row's maximum first (or use torch.softmax).",
+             ("return torch.softmax(scaled, dim=-1)",
+              "exps = torch.exp(scaled)\nreturn exps / exps.sum(dim=-1, keepdim=True)"))
+
 # the temperature applied in place: the probabilities are right, the caller's logits are divided
 fault.change("next_token_probs", "scaled_in_place",
              "除以温度时对 logits 本身做了原地操作（div_ 或 /=）：返回的概率没错，但调用者的 logits 被改写了；生成时"

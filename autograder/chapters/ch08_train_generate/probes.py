@@ -102,6 +102,9 @@ def make_cases(exercise_id):
         tied = torch.tensor([[2.0, 1.0, 1.0, 0.0, -1.0], [0.5, 3.0, 3.0, -2.0, 3.0]])
         return {
             "plain": {"logits": logits, "temperature": 1.0, "top_k": None},
+            # float32 exp(90) is inf and exp(-200) is 0: only a softmax that subtracts the maximum stays finite
+            "large": {"logits": torch.tensor([[90.0, 0.0, -5.0, 10.0, 89.0], [-200.0, -180.0, -190.0, -210.0, -185.0]]),
+                      "temperature": 1.0, "top_k": None},
             "cool": {"logits": logits, "temperature": 0.7, "top_k": None},
             "hot": {"logits": logits, "temperature": 2.5, "top_k": None},
             "top_k": {"logits": logits, "temperature": 0.8, "top_k": 2},
