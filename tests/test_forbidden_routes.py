@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from autograder import engine, probes, registry
 
-from conftest import needs_bubblewrap
+from conftest import BESIDE_A_SHORTCUT, needs_bubblewrap
 
 GENERIC = registry.INTERNAL_ROUTES.call
 
@@ -469,7 +469,8 @@ def test_operators_defined_at_the_module_s_import_lose_their_exercises_through_t
         [(item.id, item.feedback_en) for item in report.items if item.score < item.max_score]
     for exercise_id in ("layer_norm", "gelu"):
         item = report.item(exercise_id)
-        assert {check.name for check in item.checks if not check.passed} == {"uses no forbidden shortcut"}
+        assert {check.name for check in item.checks if not check.passed} - BESIDE_A_SHORTCUT == \
+            {"uses no forbidden shortcut"}
         assert f"(through {registry.LIBRARY_ROUTE})" in item.feedback_en, item.feedback_en
 
 
