@@ -374,13 +374,7 @@ def fresh_copy(value):
     """A copy of a cached case for one in-process run: a body that writes into its inputs (a
     fault's in-place op, a test double, an in-place exercise) must not change the cases that
     every later reference, fault and submission of this process sees."""
-    if isinstance(value, torch.Tensor):
-        return value.clone()
-    if isinstance(value, dict):
-        return {key: fresh_copy(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        return type(value)(fresh_copy(item) for item in value)
-    return value
+    return probes.copy_inputs(value)
 
 
 def reference_module(exercise_id):

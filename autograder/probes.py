@@ -400,7 +400,7 @@ def run_all(run_case, module, exercise_id, cases, device):
     (an argument written in place). A changed input is put back before the next case or device."""
     outputs = {}
     for name, case in cases.items():
-        before = {key: _copy(value) for key, value in case.items()}
+        before = copy_inputs(case)
         try:
             outputs[name] = {"ok": encode(run_case(module, exercise_id, name, case, device))}
         except Exception as exc:  # the code under test failed on this case
@@ -412,15 +412,15 @@ def run_all(run_case, module, exercise_id, cases, device):
     return outputs
 
 
-def _copy(value):
-    """A copy of an input that no call can reach: tensors cloned, lists, tuples and dicts copied
-    through; anything else (numbers, strings, dtypes) is immutable or kept as it is."""
+def copy_inputs(value):
+    """A copy of a case's inputs that no call can reach: tensors cloned, lists, tuples and dicts
+    copied through; anything else (numbers, strings, dtypes) is immutable or kept as it is."""
     if isinstance(value, torch.Tensor):
         return value.detach().clone()
     if isinstance(value, dict):
-        return {key: _copy(item) for key, item in value.items()}
+        return {key: copy_inputs(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
-        return type(value)(_copy(item) for item in value)
+        return type(value)(copy_inputs(item) for item in value)
     return value
 
 

@@ -2,6 +2,7 @@
 chapter gets (each fault, variant and forbidden shortcut, every exercise graded alone) are in
 tests/test_catalogues.py."""
 
+import re
 import threading
 import time
 
@@ -83,7 +84,9 @@ def test_feedback_of_wrong_work_reveals_no_expected_value(sample_reports, submis
     assert {"28080", "90672", "1074", "107776", "424"} <= numbers and "[3, 5, 8]" in lists
     for report, forbidden in [(wrong, numbers | lists)] + [(sample_reports[f.id], numbers) for f in FAULTS]:
         text = str(report.to_json())
-        leaked = sorted(t for t in forbidden if t in text)
+        # a number as a number, not digits inside another one (the student's own 0.1074 is not 1074)
+        leaked = sorted(t for t in forbidden if t in lists and t in text
+                        or t not in lists and re.search(rf"(?<![\d.]){re.escape(t)}(?!\d)", text))
         assert not leaked, f"{report.submission}: {leaked}"
         assert "largest error" not in text and "最大误差" not in text
 
