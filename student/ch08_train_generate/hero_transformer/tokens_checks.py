@@ -281,6 +281,15 @@ def check_unigram_cross_entropy():
                              "frequencies, averaged over tokens, not over the vocabulary.)")
     for train, evaluated, V, alpha in ((ids, ids, 5, 1.0), (ids, [0, 4, 3], 5, 1.0), (ids, [4], 9, 0.25)):
         _raise_if(judge_gibbs(evaluated, tokens.unigram_cross_entropy(train, evaluated, V, alpha=alpha)))
+    # an average over tokens: the same text evaluated 2,000 times over gives the same value, however long
+    short = tokens.unigram_cross_entropy(ids, [1, 2, 3], 5, alpha=1.0)
+    repeated = tokens.unigram_cross_entropy(ids, [1, 2, 3] * 2000, 5, alpha=1.0)
+    if not (math.isfinite(repeated) and abs(repeated - short) <= 1e-9 * max(1.0, abs(short))):
+        raise AssertionError(f"交叉熵是按词元的平均：把评估文本重复 2000 遍，结果不应改变；你的结果从 {short!r} 变成了 "
+                             f"{repeated!r}。（例如几千个概率先相乘，乘积会下溢成 0。）\n"
+                             f"(the cross entropy is an average over tokens: the evaluated text repeated 2,000 times "
+                             f"gives the same value; yours went from {short!r} to {repeated!r}. Multiplying thousands "
+                             f"of probabilities first, for one, underflows to 0.)")
     try:
         unseen = tokens.unigram_cross_entropy([1, 1, 2], [1, 3], 4, alpha=0.0)
     except (ArithmeticError, ValueError) as exc:
@@ -291,4 +300,4 @@ def check_unigram_cross_entropy():
                              f"(with alpha=0 an evaluated id never seen in training has probability 0 and -ln 0 = inf: "
                              f"the result should be math.inf; yours is {unseen!r}.)")
     _passed("unigram_cross_entropy：讲解的例子 1.3966，均匀时为 ln V，alpha=0 自评为熵，未见过的 id 给出 inf，V 个 id 的概率之和为 1，"
-            "不低于评估文本自身的熵")
+            "不低于评估文本自身的熵，评估文本重复多遍不变")
