@@ -419,13 +419,14 @@ def fault_changes(exercise_id, fault_id):
         return _changes(module, exercise_id)
 
 
-def _inputs_changed_check(exercise_id, cpu_outputs):
+def _inputs_changed_check(exercise_id, changes):
     """A failed check naming the inputs the student's code changed in place and the reference does
-    not, with a case of each (the worker's names are only believed where they are the case's); or None."""
+    not, with a case of each (the worker's names are only believed where they are the case's); or None.
+    changes: {case: the inputs the worker says the call left changed}."""
     allowed, cases = reference_changes(exercise_id), cases_of(exercise_id)
     changed = {}
-    for name, outcome in cpu_outputs.items():
-        for key in outcome.get("changed", ()):
+    for name, keys in changes.items():
+        for key in keys:
             if name in cases and key in cases[name] and key not in allowed.get(name, ()):
                 changed.setdefault(key, name)
     if not changed:
@@ -811,7 +812,9 @@ def judge_exercise(exercise, max_score, reply, devices_seen, reaches=()):
             result.checks.append(Check(label, problem is None, *(problem or ("", ""))))
     cpu_values = {name: value for name, (kind, value) in cpu.items() if kind == "ok"}
     result.checks.extend(_properties(exercise.id, cpu_values))
-    changed = _inputs_changed_check(exercise.id, body["outputs"].get("cpu", {}))
+    # what the worker says each CPU case's call left changed: judged here, and matched by _diagnose
+    changes = {name: frozenset(outcome.get("changed", ())) for name, outcome in body["outputs"].get("cpu", {}).items()}
+    changed = _inputs_changed_check(exercise.id, changes)
     if changed is not None:
         result.checks.append(changed)
     # the call is named from the registry, never from the reply's own words
@@ -825,7 +828,6 @@ def judge_exercise(exercise, max_score, reply, devices_seen, reaches=()):
             f"your code make that call{route[1]}.", "forbidden"))
     misconception = None
     if not all(check.passed for check in result.checks) and not used:
-        changes = {name: frozenset(outcome.get("changed", ())) for name, outcome in body["outputs"].get("cpu", {}).items()}
         diagnosis = _diagnose(exercise.id, cpu, changes)
         if diagnosis is not None:
             result.misconception = diagnosis.id

@@ -57,11 +57,9 @@ def test_only_an_input_of_the_case_that_the_reference_leaves_alone_costs_the_exe
     """The worker's names are believed only where they name an input of that case; an input the
     reference's own call changes (an in-place exercise's argument) may change."""
     monkeypatch.setattr(engine, "reference_changes", lambda exercise_id: {"random": frozenset({"scores"})})
-    assert engine._inputs_changed_check("stable_softmax", {"random": {"changed": ["scores"]}}) is None
-    assert engine._inputs_changed_check("stable_softmax", {"random": {"changed": ["not_an_input"]},
-                                                           "no_such_case": {"changed": ["scores"]}}) is None
-    check = engine._inputs_changed_check("stable_softmax", {"random": {"changed": ["scores"]},
-                                                            "large": {"changed": ["scores"]}})
+    assert engine._inputs_changed_check("stable_softmax", {"random": {"scores"}}) is None
+    assert engine._inputs_changed_check("stable_softmax", {"random": {"not_an_input"}, "no_such_case": {"scores"}}) is None
+    check = engine._inputs_changed_check("stable_softmax", {"random": {"scores"}, "large": {"scores"}})
     assert not check.passed and check.kind == "contract"
     assert "scores (case large)" in check.en and "scores（用例 large）" in check.zh and "random" not in check.en
 
