@@ -13,6 +13,7 @@ import re
 import secrets
 import threading
 import traceback
+import types
 from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
@@ -404,9 +405,8 @@ def _changes(module, exercise_id):
 
 @lru_cache(maxsize=None)
 def reference_changes(exercise_id):
-    """What an exercise may change: the inputs the reference's own call leaves changed (an in-place
-    exercise's argument, a probe's own doing); any other input a call changes is the student's code
-    writing into its arguments."""
+    """The inputs the reference's own call leaves changed, case by case: the declaration
+    (Exercise.may_change) must allow them (tests/test_contract.py)."""
     with _REFERENCE_IN_USE:
         return _changes(reference_module(exercise_id), exercise_id)
 
@@ -419,28 +419,67 @@ def fault_changes(exercise_id, fault_id):
         return _changes(module, exercise_id)
 
 
-def _inputs_changed_check(exercise_id, changes):
-    """A failed check naming the inputs the student's code changed in place and the reference does
-    not, with a case of each (the worker's names are only believed where they are the case's); or None.
-    changes: {case: the inputs the worker says the call left changed}."""
-    allowed, cases = reference_changes(exercise_id), cases_of(exercise_id)
-    changed = {}
-    for name, keys in changes.items():
-        for key in keys:
-            if name in cases and key in cases[name] and key not in allowed.get(name, ()):
+def _contract_checks(exercise, outcomes):
+    """The failed checks of the contract besides the values (docs/grading.md, "The contract"), from what
+    the worker says of each CPU call: inputs it left changed, inputs (or another call's memory) its
+    output shares, a second call with another outcome.  The worker's names are believed only where they
+    are the case's inputs.  outcomes: {case: the worker's record of the call}."""
+    cases, checks = cases_of(exercise.id), []
+    changed, shared, unsteady = {}, {}, []
+    for name, outcome in outcomes.items():
+        if name not in cases:
+            continue
+        for key in outcome.get("changed", ()):
+            if key in cases[name] and key not in exercise.may_change:
                 changed.setdefault(key, name)
-    if not changed:
-        return None
-    inputs_zh = "、".join(f"{key}（用例 {name}）" for key, name in changed.items())
-    inputs_en = ", ".join(f"{key} (case {name})" for key, name in changed.items())
-    return Check("leaves its inputs as they were", False,
-                 f"你的代码改写了传入的参数 {inputs_zh}：调用结束后，参数的值与调用前不同。练习函数只读取参数、"
-                 "把结果放进新的张量返回；不要对参数做原地操作（+=、*=、exp_()、masked_fill_()、x[...] = ...），"
-                 "需要改动时先 .clone()。",
-                 f"your code changed its input {inputs_en}: after the call its values were not what they "
-                 "had been. An exercise reads its arguments and returns its result in a new tensor; no in-place "
-                 "operation on an argument (+=, *=, exp_(), masked_fill_(), x[...] = ...), or .clone() it first.",
-                 "contract")
+        for key in outcome.get("shares", ()):
+            if key == probes.EARLIER or key in cases[name] and key not in exercise.may_share:
+                shared.setdefault(key, name)
+        if outcome.get("unsteady"):
+            unsteady.append(name)
+    if changed:
+        inputs_zh = "、".join(f"{key}（用例 {name}）" for key, name in changed.items())
+        inputs_en = ", ".join(f"{key} (case {name})" for key, name in changed.items())
+        checks.append(Check(
+            "leaves its inputs as they were", False,
+            f"你的代码改写了传入的参数 {inputs_zh}：调用结束后，参数的值与调用前不同。练习函数只读取参数、"
+            "把结果放进新的张量返回；不要对参数做原地操作（+=、*=、exp_()、masked_fill_()、x[...] = ...），"
+            "需要改动时先 .clone()。",
+            f"your code changed its input {inputs_en}: after the call its values were not what they "
+            "had been. An exercise reads its arguments and returns its result in a new tensor; no in-place "
+            "operation on an argument (+=, *=, exp_(), masked_fill_(), x[...] = ...), or .clone() it first.",
+            "contract"))
+    earlier = shared.pop(probes.EARLIER, None)
+    if shared:
+        inputs_zh = "、".join(f"{key}（用例 {name}）" for key, name in shared.items())
+        inputs_en = ", ".join(f"{key} (case {name})" for key, name in shared.items())
+        checks.append(Check(
+            "returns new memory, not a view of its inputs", False,
+            f"你返回的张量与传入的参数 {inputs_zh} 共用同一块内存（它是参数的视图，或就是参数本身）："
+            "调用者改动结果时，参数也会跟着变。返回新的张量（必要时 .clone()）。",
+            f"the tensor you return shares memory with the input {inputs_en} (it is a view of the argument, or "
+            "the argument itself): a caller who changes the result changes the argument too. Return a new "
+            "tensor (.clone() where needed).",
+            "contract"))
+    if earlier is not None:
+        checks.append(Check(
+            "keeps nothing between calls", False,
+            f"用例 {earlier} 返回的张量与另一次调用的参数或结果共用内存：你的代码在调用之间保存了张量"
+            "（模块级缓存、全局变量、默认参数）并把它（或它的视图）交了出去。每次调用都返回新算出的张量。",
+            f"the tensor returned in case {earlier} shares memory with another call's argument or result: your "
+            "code keeps a tensor between calls (a module-level cache, a global, a default argument) and hands "
+            "it (or a view of it) out. Return a freshly computed tensor from every call.",
+            "contract"))
+    if unsteady:
+        checks.append(Check(
+            "gives the same result when called again", False,
+            f"同样的输入再调用一次（在其他用例都运行过之后），用例 {'、'.join(unsteady)} 的结果与第一次不同："
+            "你的代码在调用之间保留了状态（缓存、计数器、全局变量），或改动了之后还会读到的东西。",
+            f"called again with the same inputs (after every other case had run), case {', '.join(unsteady)} gave "
+            "another result than the first time: your code keeps state between calls (a cache, a counter, "
+            "a global) or changes something it reads later.",
+            "contract"))
+    return checks
 
 
 def faults_of(exercise_id):
@@ -452,6 +491,20 @@ def fault_outputs(exercise_id, fault_id):
     """The outputs of the reference with one fault's body in place of its exercise's."""
     entry = next(entry for entry in faults_of(exercise_id) if entry.id == fault_id)
     return outputs_with(exercise_id, entry.function)
+
+
+@lru_cache(maxsize=None)
+def fault_received(exercise_id, fault_id):
+    """A fault's outputs as the grader would receive them from a worker, through the wire (a numpy
+    number arrives as a plain one), and the foreign scalar types each case's output holds."""
+    received, kinds = {}, {}
+    for name, value in fault_outputs(exercise_id, fault_id).items():
+        if isinstance(value, probes.Unusable):
+            received[name], kinds[name] = value, frozenset()
+            continue
+        sent = wire.encode(value)
+        received[name], kinds[name] = wire.decode(sent), frozenset(wire.scalar_types_of(sent))
+    return received, kinds
 
 
 def outputs_with(exercise_id, function):
@@ -467,13 +520,26 @@ def _body_in_reference(exercise_id, function):
     exercise, module = registry.exercise(exercise_id), reference_module(exercise_id)
     owner_name, _, attribute = exercise.target.rpartition(".")
     owner = getattr(module, owner_name) if owner_name else module
+    # a body that keeps state (an attribute of its own function, a name set on its class or module)
+    # starts from none, as it does in a fresh worker, and leaves none behind in the reference
+    fresh = types.FunctionType(function.__code__, function.__globals__, function.__name__, function.__defaults__,
+                               function.__closure__)
+    fresh.__kwdefaults__, fresh.__qualname__ = function.__kwdefaults__, function.__qualname__
+    namespaces = {id(space): (space, dict(vars(space))) for space in (module, owner)}
     with _REFERENCE_IN_USE:  # no judge may run the reference while it holds another body
-        saved = owner.__dict__[attribute]
-        setattr(owner, attribute, function)
+        setattr(owner, attribute, fresh)
         try:
             yield module
         finally:
-            setattr(owner, attribute, saved)
+            for space, saved in namespaces.values():
+                for name in set(vars(space)) - set(saved):
+                    delattr(space, name)
+                for name, value in saved.items():
+                    if vars(space).get(name, _GONE) is not value:
+                        setattr(space, name, value)
+
+
+_GONE = object()
 
 
 # --- comparing values --------------------------------------------------------------
@@ -497,8 +563,9 @@ def mismatch(got, expected):
             return Problem(f"输出形状 {list(got.shape)} 与参考实现不同。",
                            f"the output's shape {list(got.shape)} differs from the reference's.", "structure")
         if got.dtype != expected.dtype:
-            return Problem(f"输出 dtype {got.dtype} 与参考实现不同（请保持输入的 dtype）。",
-                           f"the output's dtype {got.dtype} differs from the reference's (keep the input's dtype).",
+            # what was seen, no cause: the input's dtype kept, a dtype argument ignored, a constant's dtype...
+            return Problem(f"输出 dtype {got.dtype} 与参考实现不同。",
+                           f"the output's dtype {got.dtype} differs from the reference's.",
                            "structure")
         if not torch.isfinite(got).all() and torch.isfinite(expected).all():
             return Problem(f"输出含 NaN 或 inf（你的输出：{_values(got)}）。",
@@ -522,6 +589,9 @@ def mismatch(got, expected):
             if problem:  # say which item: "your result '雲'" alone does not say where in a list
                 return problem.within(f"第 {index} 项（从 0 数起）：", f"item {index} (counting from 0): ")
         return None
+    if type(expected) is int and type(got) is float:  # the text says 整数: 107776.0 is not one
+        return Problem(f"你的结果 {got!r} 是 float；这里应返回整数（int）。",
+                       f"your result {got!r} is a float; an integer (int) is asked for here.", "structure")
     if got != expected or type(got) is not type(expected) and not _both_numbers(got, expected):
         # another type (a text where a number belongs, "raised ..." where a value does) is a wrong structure
         kind = "values" if type(got) is type(expected) or _both_numbers(got, expected) else "structure"
@@ -580,17 +650,19 @@ def _same_outcome(got, fault_value):
     return kind == "ok" and mismatch(value, fault_value) is None
 
 
-def _diagnose(exercise_id, cpu, changed):
+def _diagnose(exercise_id, cpu, changed, foreign):
     """The known misconception the student's outcomes reproduce, or None.
 
     A fault is named only when the student's outcome is the fault's on every case (the same
     value, or the same exception type where the fault's body raised): a body that matches a
     fault only where the fault raised, or only on the cases that do not tell it from the
     reference, has another mistake, and naming this one would send the student to the wrong
-    line."""
+    line.  `foreign`: {case: the foreign scalar types of the student's output} (wire.scalar_types_of),
+    which must be the fault's too."""
     for entry in faults_of(exercise_id):
-        expected = fault_outputs(exercise_id, entry.id)
-        if all(name in cpu and _same_outcome(cpu[name], value) for name, value in expected.items()):
+        expected, kinds = fault_received(exercise_id, entry.id)
+        if all(name in cpu and _same_outcome(cpu[name], value) and kinds[name] == foreign.get(name, frozenset())
+               for name, value in expected.items()):
             writes = fault_changes(exercise_id, entry.id)
             # a fault that writes into its inputs is named only for a call that changes the same ones
             if not any(writes.values()) or all(writes[name] == changed.get(name, frozenset()) for name in writes):
@@ -805,6 +877,14 @@ def judge_exercise(exercise, max_score, reply, devices_seen, reaches=()):
             problem = _raised_message(got, name) if kind == "raised" else mismatch(got, ref)
             if problem is None and kind == "ok" and wire.devices_of(body["outputs"][device][name]["ok"]) - {device}:
                 problem = Problem("输出不在输入所在的设备上。", "the output is not on the input's device.", "structure")
+            foreign = wire.scalar_types_of(body["outputs"][device][name]["ok"]) if kind == "ok" else set()
+            if problem is None and foreign:
+                shown = "、".join(sorted(foreign))
+                problem = Problem(f"你的结果里有 {shown} 类型的值：本课程的函数返回 Python 自己的 int、float、str"
+                                  "（用 int(...)、float(...) 或张量的 .item() 转换）。",
+                                  f"your result holds a value of type {', '.join(sorted(foreign))}: the course's "
+                                  "functions return Python's own int, float and str (convert with int(...), "
+                                  "float(...) or a tensor's .item()).", "structure")
             label = f"matches the reference on case '{name}' ({device})"
             if problem and not (kind == "raised" and got["kind"] == "not_implemented"):  # say where, and on what
                 problem = problem.within(f"用例 {name}（{device}；输入 {_case_inputs(exercise.id, name, 'zh')}）：",
@@ -812,11 +892,10 @@ def judge_exercise(exercise, max_score, reply, devices_seen, reaches=()):
             result.checks.append(Check(label, problem is None, *(problem or ("", ""))))
     cpu_values = {name: value for name, (kind, value) in cpu.items() if kind == "ok"}
     result.checks.extend(_properties(exercise.id, cpu_values))
-    # what the worker says each CPU case's call left changed: judged here, and matched by _diagnose
+    # what else each CPU call did (inputs changed, memory shared, a second call unlike the first): judged
+    # here; the changed inputs are matched by _diagnose too
+    result.checks.extend(_contract_checks(exercise, body["outputs"].get("cpu", {})))
     changes = {name: frozenset(outcome.get("changed", ())) for name, outcome in body["outputs"].get("cpu", {}).items()}
-    changed = _inputs_changed_check(exercise.id, changes)
-    if changed is not None:
-        result.checks.append(changed)
     # the call is named from the registry, never from the reply's own words
     used = [entry for entry in exercise.forbids if entry.call in body.get("forbidden", [])]
     for entry in used:
@@ -828,7 +907,9 @@ def judge_exercise(exercise, max_score, reply, devices_seen, reaches=()):
             f"your code make that call{route[1]}.", "forbidden"))
     misconception = None
     if not all(check.passed for check in result.checks) and not used:
-        diagnosis = _diagnose(exercise.id, cpu, changes)
+        kinds = {name: frozenset(wire.scalar_types_of(outcome["ok"]))
+                 for name, outcome in body["outputs"].get("cpu", {}).items() if "ok" in outcome}
+        diagnosis = _diagnose(exercise.id, cpu, changes, kinds)
         if diagnosis is not None:
             result.misconception = diagnosis.id
             misconception = ("可能的误解：" + diagnosis.zh, "likely misconception: " + diagnosis.en)

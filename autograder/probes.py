@@ -394,22 +394,83 @@ def warm_up():
         torch.ones(1) + 1
 
 
+EARLIER = "(earlier)"  # the name `shares` gives an argument or a result of another call
+
+
 def run_all(run_case, module, exercise_id, cases, device):
-    """Every case's outputs through the chapter's `run_case`, or what the code under test raised on it;
-    with, under "changed", the case's inputs that were not as they had been once the call was over
-    (an argument written in place). A changed input is put back before the next case or device."""
-    outputs = {}
+    """Every case's outputs through the chapter's `run_case`, or what the code under test raised on it,
+    with what the call did besides (the contract, docs/grading.md):
+
+    - "changed": the case's inputs that were not as they had been once the call was over (an
+      argument written in place); a changed input is put back before the next call;
+    - "shares": the inputs whose memory the output shares (a view of an argument, or the argument
+      itself), and EARLIER where it shares another call's argument or result (a module-level cache);
+    - "unsteady": true where the same call, made again after every case in the other order, gave
+      another outcome (state kept between calls).
+
+    Every result is kept alive until the end, so no memory it held is reused by a later one and taken
+    for sharing."""
+    outputs, first, kept = {}, {}, []
+    owners = {}  # the storage of every case's input tensors -> (case, input)
     for name, case in cases.items():
-        before = copy_inputs(case)
-        try:
-            outputs[name] = {"ok": encode(run_case(module, exercise_id, name, case, device))}
-        except Exception as exc:  # the code under test failed on this case
-            outputs[name] = {"raised": describe(exc)}
-        changed = [key for key, value in before.items() if not _same(case[key], value)]
-        if changed:
-            outputs[name]["changed"] = changed
+        for key, value in case.items():
+            for storage in _storages(value):
+                owners.setdefault(storage, (name, key))
+    returned = set()  # the storage of every result so far
+    for order, names in enumerate((list(cases), list(reversed(cases)))):
+        for name in names:
+            case = cases[name]
+            before = copy_inputs(case)
+            try:
+                value = run_case(module, exercise_id, name, case, device)
+                outcome = ("ok", value)
+            except Exception as exc:  # the code under test failed on this case
+                value, outcome = None, ("raised", describe(exc))
+            kept.append(value)
+            changed = [key for key, held in before.items() if not _same(case[key], held)]
             case.update({key: before[key] for key in changed})
+            shares = []
+            for storage in _storages(value):
+                owner = owners.get(storage)
+                shared = owner[1] if owner is not None and owner[0] == name else (
+                    EARLIER if owner is not None or storage in returned else None)
+                if shared is not None and shared not in shares:
+                    shares.append(shared)
+            returned.update(_storages(value))
+            if order == 0:
+                first[name] = outcome
+                outputs[name] = {"ok": encode(value)} if outcome[0] == "ok" else {"raised": outcome[1]}
+            elif not _same_outcome(outcome, first[name]):
+                outputs[name]["unsteady"] = True
+            for field, found in (("changed", changed), ("shares", shares)):
+                merged = outputs[name].get(field, []) + [item for item in found if item not in outputs[name].get(field, [])]
+                if merged:
+                    outputs[name][field] = merged[:20]
     return outputs
+
+
+def _storages(value):
+    """The memory (storage addresses) of every non-empty tensor in a value, through containers."""
+    found = set()
+    if isinstance(value, torch.Tensor):
+        if value.numel():
+            found.add(value.untyped_storage().data_ptr())
+    elif isinstance(value, dict):
+        for item in value.values():
+            found |= _storages(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            found |= _storages(item)
+    return found
+
+
+def _same_outcome(now, before):
+    """Whether two calls had the same outcome: equal results, or the same exception type."""
+    if now[0] != before[0]:
+        return False
+    if now[0] == "raised":
+        return now[1].get("type") == before[1].get("type") and now[1]["kind"] == before[1]["kind"]
+    return _same(now[1], before[1])
 
 
 def copy_inputs(value):
@@ -441,6 +502,8 @@ def _same(now, before):
         return now.keys() == before.keys() and all(_same(now[key], before[key]) for key in now)
     if isinstance(now, (list, tuple)):
         return len(now) == len(before) and all(_same(a, b) for a, b in zip(now, before))
+    if isinstance(now, float) and now != now and before != before:  # NaN where NaN was
+        return True
     try:
         return now is before or bool(now == before)
     except Exception:  # noqa: BLE001 (an object that cannot be compared is taken as unchanged)

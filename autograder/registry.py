@@ -102,6 +102,11 @@ class Exercise:
     title_en: str
     forbids: tuple = ()
     module: str = "model"
+    # the contract besides the values (docs/grading.md, "The contract"): the inputs a call may leave
+    # changed, and those whose memory its output may share (a view: "reshape may return a view");
+    # any other input is read only and the output is new memory, never another call's
+    may_change: tuple = ()
+    may_share: tuple = ()
 
     def __post_init__(self):
         # what is forbidden is forbidden through torch's internals too (registry.INTERNAL_ROUTES)

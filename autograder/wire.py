@@ -52,13 +52,19 @@ def encode(value, depth=0):
     if value is None or isinstance(value, (bool, int, float, str)):
         if type(value) is int and abs(value) > 2**62:
             return {"error": "integer too large"}
-        if isinstance(value, str):
-            return {"value": str(value)[:MAX_TEXT]}
-        return {"value": value if type(value) in (bool, int, float) or value is None else _plain(value)}
+        if type(value) in (bool, int, float, str) or value is None:
+            return {"value": value[:MAX_TEXT] if type(value) is str else value}
+        # a subclass travels as the plain value, with its own type named (exact types are graded)
+        return {"value": _plain(value)[:MAX_TEXT] if isinstance(value, str) else _plain(value), "type": _type_name(value)}
     plain = _numpy_scalar(value)
     if plain is not None:
-        return encode(plain, depth)
+        return {"value": plain, "type": _type_name(value)}
     return {"other": type(value).__name__[:100]}
+
+
+def _type_name(value):
+    kind = type(value)
+    return f"{kind.__module__}.{kind.__qualname__}"[:100]
 
 
 def _numpy_scalar(value):
@@ -121,7 +127,8 @@ def _value_schema(depth):
                        shape={"type": "array", "maxItems": 8,
                               "items": {"type": "integer", "minimum": 0, "maximum": MAX_ELEMENTS}},
                        device={"enum": ["cpu", "cuda"]}),
-        "value": only("value", value={"type": ["null", "boolean", "number", "string"], "maxLength": MAX_TEXT}),
+        "value": only("value", value={"type": ["null", "boolean", "number", "string"], "maxLength": MAX_TEXT},
+                      type={"type": "string", "maxLength": 100}),
         "error": only("error", error=text),
         "other": only("other", other=text),
     }
@@ -141,11 +148,13 @@ def _reply_schema():
     raised = {"type": "object", "additionalProperties": False, "required": ["kind", "message"],
               "properties": raised_properties}
     value = {"$ref": f"#/definitions/value{MAX_DEPTH}"}
-    # the names of the case's inputs the call left changed (probes.run_all)
-    changed = {"type": "array", "maxItems": 20, "uniqueItems": True, "items": {"type": "string", "maxLength": 100}}
+    # the names of the case's inputs the call left changed
+    # and whose memory the output shares, and whether a second call gave another outcome (probes.run_all)
+    names = {"type": "array", "maxItems": 20, "uniqueItems": True, "items": {"type": "string", "maxLength": 100}}
+    contract = {"changed": names, "shares": names, "unsteady": {"const": True}}
     outcome = _one_of_keys({
-        "ok": {"additionalProperties": False, "properties": {"ok": value, "changed": changed}},
-        "raised": {"additionalProperties": False, "properties": {"raised": raised, "changed": changed}},
+        "ok": {"additionalProperties": False, "properties": {"ok": value, **contract}},
+        "raised": {"additionalProperties": False, "properties": {"raised": raised, **contract}},
         "missing": {"additionalProperties": False, "properties": {"missing": {"const": True}}},
     })
     named = {"type": "object", "maxProperties": MAX_ITEMS, "propertyNames": {"maxLength": 100},
@@ -248,6 +257,15 @@ def decode(payload):
     if "error" in payload:
         return Unusable(payload["error"])
     return Unusable(f"returned an object of type {payload['other']}")
+
+
+def scalar_types_of(payload):
+    """The types of the numbers and strings inside an encoded output that are not Python's own bool,
+    int, float or str (a numpy.int64, a subclass of int), as the worker named them."""
+    if "type" in payload:
+        return {payload["type"]}
+    items = payload.get("seq") or list(payload.get("dict", {}).values())
+    return set().union(*(scalar_types_of(item) for item in items)) if items else set()
 
 
 def devices_of(payload):

@@ -1,7 +1,8 @@
-"""Inputs left as they were (docs/grading.md, "Inputs left as they were"): probes.run_all notes the
-inputs a call leaves changed and puts them back; the engine fails an exercise whose code changes an
-input the reference leaves alone, and names it. The catalogue's in-place faults prove the check
-end to end (tests/test_catalogues.py: each loses exactly its exercise, with its misconception)."""
+"""The contract (docs/grading.md, "The contract"): probes.run_all notes the inputs a call leaves
+changed (and puts them back), the inputs or earlier results its output shares memory with, and a
+second call unlike the first; the engine fails what the exercise's declaration does not allow, and
+names it. The catalogue's contract faults prove each rule end to end (tests/test_catalogues.py:
+each loses exactly its exercise, with its misconception)."""
 
 import json
 
@@ -53,22 +54,71 @@ def test_run_all_names_every_input_a_call_changed_and_puts_it_back():
         wire.parse_reply(json.dumps(reply).encode())
 
 
-def test_only_an_input_of_the_case_that_the_reference_leaves_alone_costs_the_exercise(monkeypatch):
-    """The worker's names are believed only where they name an input of that case; an input the
-    reference's own call changes (an in-place exercise's argument) may change."""
-    monkeypatch.setattr(engine, "reference_changes", lambda exercise_id: {"random": frozenset({"scores"})})
-    assert engine._inputs_changed_check("stable_softmax", {"random": {"scores"}}) is None
-    assert engine._inputs_changed_check("stable_softmax", {"random": {"not_an_input"}, "no_such_case": {"scores"}}) is None
-    check = engine._inputs_changed_check("stable_softmax", {"random": {"scores"}, "large": {"scores"}})
-    assert not check.passed and check.kind == "contract"
-    assert "scores (case large)" in check.en and "scores（用例 large）" in check.zh and "random" not in check.en
+def shares_or_keeps(module, exercise_id, name, case, device, _cache={}):
+    """A run_case whose "code under test" returns a view of an input, a module-level cache, or state."""
+    if name == "view":
+        return case["x"][1:]
+    if name == "itself":
+        return (case["x"], 1)
+    if name == "cached":  # the same tensor every call: the second call's result is the first's memory
+        return _cache.setdefault("ones", torch.ones(3))
+    if name == "counter":  # another value on the second call
+        _cache["calls"] = _cache.get("calls", 0) + 1
+        return _cache["calls"]
+    if name == "other_case":  # the argument of the first case it saw, kept in a module-level cache
+        return _cache["first"]
+    _cache.setdefault("first", case["x"])
+    return case["x"] * 2  # "fresh": new memory, the same value every time
 
 
-def test_no_reference_body_changes_an_input_of_its_own_cases():
-    """Every exercise's reference leaves every input of every case as it was: the check's other side
-    (the faults that write in place are in the catalogues)."""
+def test_run_all_names_shared_memory_and_a_second_call_unlike_the_first():
+    cases = {name: {"x": torch.arange(4.0)} for name in ("fresh", "view", "itself", "cached", "counter", "other_case")}
+    outputs = probes.run_all(shares_or_keeps, None, "any", cases, "cpu")
+    shares = {name: outcome.get("shares") for name, outcome in outputs.items()}
+    assert shares == {"fresh": None, "view": ["x"], "itself": ["x"], "cached": [probes.EARLIER], "counter": None,
+                      "other_case": [probes.EARLIER]}
+    assert [name for name, outcome in outputs.items() if outcome.get("unsteady")] == ["counter"]
+    reply = {"body": {"devices": ["cpu"], "outputs": {"cpu": outputs}}}
+    assert wire.parse_reply(json.dumps(reply).encode())["body"]["outputs"]["cpu"]["counter"]["unsteady"] is True
+    outputs["counter"]["unsteady"] = False  # only `true` is said
+    with pytest.raises(ValueError, match="schema"):
+        wire.parse_reply(json.dumps(reply).encode())
+
+
+def test_the_declaration_decides_what_may_change_and_be_shared():
+    """The worker's names are believed only where they name an input of that case; an exercise's
+    declaration (Exercise.may_change, may_share) lets its own inputs through, nothing else."""
     from autograder import registry
 
-    changing = {exercise.id: {name: sorted(keys) for name, keys in engine.reference_changes(exercise.id).items() if keys}
-                for assignment in registry.ASSIGNMENTS.values() for exercise in assignment.exercises}
-    assert not any(changing.values()), changing
+    softmax, split = registry.exercise("stable_softmax"), registry.exercise("split_heads")
+    assert split.may_share == ("x",) and not softmax.may_share
+    assert engine._contract_checks(softmax, {"random": {"changed": ["not_an_input"]},
+                                             "no_such_case": {"changed": ["scores"], "unsteady": True}}) == []
+    [check] = engine._contract_checks(softmax, {"random": {"changed": ["scores"]}, "large": {"changed": ["scores"]}})
+    assert not check.passed and check.kind == "contract"
+    assert "scores (case random)" in check.en and "scores（用例 random）" in check.zh and "large" not in check.en
+    assert engine._contract_checks(split, {"counting": {"shares": ["x"]}}) == []
+    checks = engine._contract_checks(softmax, {"random": {"shares": ["scores", probes.EARLIER]},
+                                               "large": {"unsteady": True}})
+    assert [check.name for check in checks] == ["returns new memory, not a view of its inputs",
+                                                "keeps nothing between calls", "gives the same result when called again"]
+    assert all(check.kind == "contract" and check.zh and check.en for check in checks)
+    assert "scores (case random)" in checks[0].en and "case large" in checks[2].en
+
+
+def test_every_reference_body_keeps_its_own_declared_contract():
+    """On every case, the reference changes no input its declaration keeps, returns no memory it may
+    not share and gives the same outcome when called again: the checks' other side (the faults that
+    break each rule are in the catalogues)."""
+    from autograder import registry
+
+    broken = {}
+    for assignment in registry.ASSIGNMENTS.values():
+        for exercise in assignment.exercises:
+            with engine._REFERENCE_IN_USE:
+                outputs = probes.run_all(engine.chapter_probes(exercise.id).run_case, engine.reference_module(exercise.id),
+                                         exercise.id, engine.fresh_copy(engine.cases_of(exercise.id)), "cpu")
+            checks = engine._contract_checks(exercise, outputs)
+            if checks:
+                broken[exercise.id] = [check.en for check in checks]
+    assert not broken, broken

@@ -61,7 +61,7 @@ BAD_INPUTS = {
     "wrong_shape": (gelu_body("    return (0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0))))[..., :1]\n"), {"gelu"},
                     "gelu", "inputs x: shape [121]): the output's shape [1] differs from the reference's"),
     "wrong_dtype": (gelu_body("    x = x.double()\n" + REFERENCE_GELU), {"gelu"}, "gelu",
-                    "the output's dtype torch.float64 differs from the reference's (keep the input's dtype)"),
+                    "the output's dtype torch.float64 differs from the reference's."),
     "nan_output": (gelu_body("    return x * float('nan')\n"), {"gelu"}, "gelu", "NaN"),
     "inf_output": (gelu_body("    return x / 0.0\n"), {"gelu"}, "gelu", "inf"),
     "enormous_output": (gelu_body("    return torch.zeros(2_000_000)\n"), {"gelu"}, "gelu", "output too large"),

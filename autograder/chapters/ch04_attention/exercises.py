@@ -21,8 +21,9 @@ EXERCISES = (
     Exercise("attention_scores", 4, "attention_scores", "缩放点积分数 QKᵀ/√d_h", "scaled dot-product scores QK^T/sqrt(d_h)"),
     Exercise("stable_softmax", 4, "stable_softmax", "数值稳定的 softmax", "a numerically stable softmax",
              (Forbidden("torch.softmax / torch.nn.functional.softmax (or log_softmax)", ops=SOFTMAX_OPS),)),
-    Exercise("split_heads", 4, "CausalSelfAttention.split_heads", "拆分多头", "splitting heads"),
-    Exercise("merge_heads", 4, "CausalSelfAttention.merge_heads", "合并多头", "merging heads"),
+    # rearranging axes: view and reshape may return a view of the input, which is what they are for
+    Exercise("split_heads", 4, "CausalSelfAttention.split_heads", "拆分多头", "splitting heads", may_share=("x",)),
+    Exercise("merge_heads", 4, "CausalSelfAttention.merge_heads", "合并多头", "merging heads", may_share=("x",)),
     Exercise("attention", 4, "CausalSelfAttention.forward", "带 KV 缓存的因果多头注意力",
              "causal multi-head attention with a KV cache",
              (Forbidden("torch.nn.functional.scaled_dot_product_attention (or multi_head_attention_forward, "

@@ -26,10 +26,14 @@ EXERCISES = (
              "LayerNorm's backward (the three-term form)", (NO_AUTOGRAD,), module="backward"),
     Exercise("gelu_backward", 6, "gelu_backward", "精确 GELU 的导数", "the exact GELU's derivative",
              (NO_AUTOGRAD,), module="backward"),
+    # an identity path hands the upstream gradient on as it is, as autograd itself does: grad_bias of a
+    # single position may be grad_out itself (einsum returns a view there)
     Exercise("linear_backward", 6, "linear_backward", "线性层的反向（存储约定 [out, in]）",
-             "the linear layer's backward (storage [out, in])", (NO_AUTOGRAD,), module="backward"),
+             "the linear layer's backward (storage [out, in])", (NO_AUTOGRAD,), module="backward",
+             may_share=("grad_out",)),
     Exercise("residual_backward", 6, "residual_backward", "残差的反向：恒等项加分支",
-             "the residual's backward: identity plus branch", (NO_AUTOGRAD,), module="backward"),
+             "the residual's backward: identity plus branch", (NO_AUTOGRAD,), module="backward",
+             may_share=("grad_out",)),
     Exercise("feedforward_sublayer_backward", 6, "feedforward_sublayer_backward", "pre-LN 前馈子层的反向",
              "the pre-LN feed-forward sublayer's backward", (NO_AUTOGRAD,), module="backward"),
 )
