@@ -43,6 +43,14 @@ fault.change("build_vocab", "ties_by_reverse_code_point", "次数相同的字按
              "ties are broken by descending code point; the convention is ascending.",
              ("ord(char))", "-ord(char))"))
 
+fault.change("build_vocab", "ties_by_utf16",
+             "次数相同的字按 UTF-16 编码排序：基本平面（U+FFFF）以内与码位顺序一致，但之外的字（如扩展 B 区的 𠀀）"
+             "会排到 U+D800 之后的字前面。约定是按 Unicode 码位（ord）。",
+             "ties are broken by UTF-16 encoding: within the basic plane (up to U+FFFF) that is code point order, "
+             "but a character beyond it (extension B's 𠀀, say) sorts before the characters from U+D800 on. The "
+             "convention is the Unicode code point (ord).",
+             (RANKED, 'ranked = sorted(frequencies, key=lambda char: (-frequencies[char], char.encode("utf-16-be")))'))
+
 fault.change("build_vocab", "cap_without_unk",
              "上限没有把 <unk> 算进去，字表多出一项；max_size 是整张表的大小，<unk> 占一个位置。",
              "the cap does not count <unk>, so the vocabulary has one entry too many; max_size is the size of the "
@@ -58,6 +66,24 @@ fault.change("build_vocab", "sorted_by_code_point_only",
              "the vocabulary is sorted by code point, not by count (sorted(set(text))); a cap must keep the most "
              "frequent characters, otherwise common ones become <unk>.",
              (RANKED, "ranked = sorted(frequencies)"))
+
+
+fault.change("build_vocab", "cached_by_cap",
+             "字表按 max_size 缓存在函数之外：同一个上限、另一段文本，拿到的还是上一段文本的字表。字表只由这次传入的"
+             "文本决定；不要在调用之间保存结果。",
+             "the vocabulary is cached outside the function by max_size: the same cap with another text gets the "
+             "earlier text's vocabulary. A vocabulary depends on the text passed in; keep no result between calls.",
+             ("frequencies = Counter(text)",
+              "global VOCABULARIES  # a module-level cache\n"
+              "try:\n"
+              "    cache = VOCABULARIES\n"
+              "except NameError:\n"
+              "    cache = VOCABULARIES = {}\n"
+              "if max_size in cache:\n"
+              "    return cache[max_size]\n"
+              "frequencies = Counter(text)"),
+             ("return [UNK] + ranked[: max_size - 1]",
+              "cache[max_size] = [UNK] + ranked[: max_size - 1]\nreturn cache[max_size]"))
 
 
 # --- encode --------------------------------------------------------------------------------
@@ -90,6 +116,27 @@ fault.change("encode", "no_type_check",
              "a non-str input does not raise TypeError; a list of characters happens to work character by character, "
              "which hides the caller's mistake.",
              (TYPE_CHECK, ""))
+
+
+fault.change("encode", "memo_shared_by_tokenizers",
+             "编码结果按文本缓存在模块里，所有 Tokenizer 共用：同一段文本换一个字表，拿到的还是另一个字表给的 id。"
+             "id 只由这个 tokenizer 自己的字表决定。",
+             "the ids are cached by text in the module, shared by every Tokenizer: the same text with another "
+             "vocabulary gets the ids another vocabulary gave. The ids depend on this tokenizer's own vocabulary.",
+             (ENCODED, "global ENCODED_TEXTS  # a module-level memo, the same for every Tokenizer\n"
+                       "try:\n"
+                       "    memo = ENCODED_TEXTS\n"
+                       "except NameError:\n"
+                       "    memo = ENCODED_TEXTS = {}\n"
+                       "if text not in memo:\n"
+                       "    memo[text] = [self.stoi.get(char, self.unk_id) for char in text]\n"
+                       "return list(memo[text])"))
+
+fault.change("encode", "only_lists_refused",
+             "只有列表会抛 TypeError，元组等其他非 str 输入照样逐字查表；规则是凡不是 str 都抛 TypeError。",
+             "only a list raises TypeError; a tuple or any other non-str is still looked up character by character; "
+             "the rule is TypeError for anything that is not a str.",
+             ("if not isinstance(text, str):", "if isinstance(text, list):"))
 
 
 # --- decode --------------------------------------------------------------------------------

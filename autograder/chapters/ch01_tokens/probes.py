@@ -52,6 +52,11 @@ def make_cases(exercise_id):
             "equal_counts": {"text": "雲月風山" * 3 + "山風月雲", "max_size": 3},
             "only_unk": {"text": POEM_C, "max_size": 1},
             "generated": {"text": _text(gen, 400), "max_size": 20},
+            # the first case's cap with another text: a vocabulary kept from an earlier call shows
+            "same_cap_other_text": {"text": POEM_C, "max_size": 12},
+            # ties past U+FFFF: 𠀀 (U+20000, an extension-B character) after ， (U+FF0C) by code point, though
+            # before it in UTF-16 (a surrogate pair starts with 0xD840)
+            "beyond_the_bmp": {"text": "𠀀，山" * 3 + "月", "max_size": 4},
         }
     if exercise_id == "encode":
         return {
@@ -59,6 +64,9 @@ def make_cases(exercise_id):
             "unknown": {"itos": ENCODE_ITOS, "text": "明月照山，清泉石上流。\n"},
             "list_input": {"itos": ENCODE_ITOS, "text": ["山", "月"]},
             "generated": {"itos": [UNK] + list(ALPHABET[:20]), "text": _text(gen, 300)},
+            # the first case's text with another vocabulary: ids kept from another tokenizer show
+            "other_vocab": {"itos": [UNK] + list(reversed(ALPHABET)), "text": "山月，春風花。\n秋水雲山月，"},
+            "tuple_input": {"itos": ENCODE_ITOS, "text": ("山", "月")},  # not a str either: TypeError
         }
     if exercise_id == "decode":
         itos = [UNK] + list(ALPHABET)  # V = 28
@@ -171,7 +179,7 @@ def run_case(module, exercise_id, case_name, case, device):
         return module.build_vocab(case["text"], case["max_size"])
     if exercise_id == "encode":
         tokenizer = module.Tokenizer(case["itos"])
-        if case_name in ("unknown", "list_input"):
+        if case_name in ("unknown", "list_input", "tuple_input"):
             return _id_list(_raised(lambda: tokenizer.encode(case["text"])))
         return _id_list(tokenizer.encode(case["text"]))
     if exercise_id == "decode":

@@ -162,6 +162,18 @@ def every_row_gets_gradient(ids, upstream, vocab_size):
 # --- init_normal -------------------------------------------------------------------------
 
 
+fault.change("init_normal", "own_normal_sampler",
+             "正态数是自己用 Box–Muller 从均匀数变换出来的：分布没错，但同一个种子给出的是另一组数，与参考实现和"
+             "同学的表都不同。题目要求用 PyTorch 自己的 normal_（或 torch.nn.init.normal_）从 generator 抽取。",
+             "the normal numbers come from uniform ones by Box-Muller: the distribution is right, but a seed gives "
+             "other numbers than the reference's and everyone else's. The text asks for torch's own normal_ (or "
+             "torch.nn.init.normal_) drawing from the generator.",
+             ("return weight.normal_(0.0, std, generator=generator)",
+              "u1 = torch.rand(weight.shape, generator=generator, dtype=torch.float64).clamp_min(1e-12)\n"
+              "u2 = torch.rand(weight.shape, generator=generator, dtype=torch.float64)\n"
+              "z = torch.sqrt(-2.0 * torch.log(u1)) * torch.cos(2.0 * torch.pi * u2)\n"
+              "return weight.copy_(std * z)"))
+
 fault.change("init_normal", "std_read_as_variance",
              "把 0.02 当成了方差：N(0, 0.02²) 里 0.02 是标准差；当成方差，标准差就成了 √0.02 ≈ 0.141，大了七倍多。",
              "0.02 was read as the variance: in N(0, 0.02^2) 0.02 is the standard deviation; read as a variance, "

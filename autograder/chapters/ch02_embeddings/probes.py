@@ -57,7 +57,8 @@ def make_cases(exercise_id):
             "batch": {"ids": torch.tensor([[1, 6, 1], [0, 3, 6]]), "weight": table},
             # V = d: weight.T[ids] has the right shape here, so only the values tell
             "square": {"ids": torch.tensor([[4, 0, 2], [1, 4, 3]]), "weight": randn(5, 5)},
-            "vector": {"ids": randint(VOCAB, 6), "weight": table},
+            # one sequence, still [B, T] (the text asks for [B, T] ids only)
+            "one_row": {"ids": randint(VOCAB, 1, 6), "weight": table},
             "float64": {"ids": randint(VOCAB, 2, 3), "weight": randn(VOCAB, WIDTH, dtype=torch.float64)},
             "gradient": {"ids": torch.tensor([[2, 5, 2], [2, 0, 4]]), "weight": table,
                          "upstream": randn(2, 3, WIDTH)},

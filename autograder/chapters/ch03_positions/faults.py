@@ -77,6 +77,21 @@ fault.change("position_ids", "negative_start_accepted",
              (NOT_NEGATIVE, ""))
 
 
+fault.change("position_ids", "view_of_a_kept_table",
+             "返回的是函数之外保存的一张 arange 表的切片（视图）：每次调用交出的是同一块内存，调用者改动一次结果"
+             "（比如 ids += 1），之后每次调用的编号都跟着错。每次调用返回新建的张量。",
+             "the ids are a slice (a view) of an arange table kept outside the function: every call hands out the "
+             "same memory, so a caller who changes one result (ids += 1, say) changes the ids of every later call. "
+             "Return a new tensor from each call.",
+             ("return torch.arange(start, start + length)",
+              "global POSITIONS  # a module-level table, made once\n"
+              "try:\n"
+              "    table = POSITIONS\n"
+              "except NameError:\n"
+              "    table = POSITIONS = torch.arange(4096)\n"
+              "return table[start : start + length]"))
+
+
 # --- add_positions ---------------------------------------------------------------------
 
 
@@ -159,3 +174,11 @@ fault.change("untrained_positions", "trained_rows",
 fault.change("untrained_positions", "descending_rows", "行号按降序排列；应按升序给出。",
              "the rows are listed in descending order; they are asked in ascending order.",
              (UNTRAINED, "return list(range(block_size - 1, min(longest, block_size) - 1, -1))"))
+
+fault.change("untrained_positions", "numpy_ids",
+             "行号是 numpy 的整数（numpy.int64），不是 Python 的 int：本课程的函数返回 Python 自己的数"
+             "（张量转列表用 .tolist()）。",
+             "the row numbers are numpy integers (numpy.int64), not Python ints: the course's functions return "
+             "Python's own numbers (a tensor becomes a list with .tolist()).",
+             ("return list(range(min(longest, block_size), block_size))",
+              "return list(torch.arange(min(longest, block_size), block_size).numpy())"))

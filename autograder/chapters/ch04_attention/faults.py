@@ -51,6 +51,11 @@ fault.change("attention_scores", "keys_as_rows",
 # --- stable_softmax ----------------------------------------------------------------
 
 
+fault.change("stable_softmax", "float32_out",
+             "结果被转成了 float32：float64 的分数应得到 float64 的概率；softmax 不改变 dtype。",
+             "the result is cast to float32: float64 scores give float64 probabilities; softmax keeps the dtype.",
+             ("return exps / exps.sum(dim=-1, keepdim=True)", "return (exps / exps.sum(dim=-1, keepdim=True)).float()"))
+
 fault.change("stable_softmax", "no_max_subtraction",
              "没有先减去每行的最大值：float32 的 exp(100) 溢出为 inf，inf/inf 得到 NaN。",
              "the row maximum is not subtracted first: float32 exp(100) overflows to inf and inf/inf gives NaN.",
@@ -154,6 +159,14 @@ fault.change("attention", "mask_filled_with_zero",
              "掩码用 0 而不是 -inf 填充：e^0 = 1，被“遮住”的未来位置仍然得到权重。",
              "the mask fills with 0 instead of -inf: e^0 = 1, so the 'masked' future positions still get weight.",
              ('float("-inf")', "0.0"))
+
+fault.change("attention", "mask_filled_with_large_negative",
+             "掩码填的是一个很大的有限负数（-1e9、finfo.min 之类）而不是 -inf：这里的权重碰巧一样，但一整行都不许看时，"
+             "有限的负数给出均匀的权重（读到了不许读的位置），-inf 给出 NaN、把错误暴露出来。课文的规则是填 -inf。",
+             "the mask is filled with a large finite negative number (-1e9, finfo.min...) instead of -inf: the "
+             "weights happen to agree here, but in a row where nothing is allowed a finite number gives uniform "
+             "weights (reading what it may not) where -inf gives NaN and shows the mistake. The text's rule is -inf.",
+             ('masked_fill(~allowed, float("-inf"))', "masked_fill(~allowed, -1e9)"))
 
 fault.change("attention", "mask_one_step_ahead",
              "掩码多放行了一步未来（相当于 tril(1)）：位置 i 只能看 j ≤ i，对角线之上全是 -inf。",

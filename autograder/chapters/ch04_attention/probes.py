@@ -29,8 +29,8 @@ def make_cases(exercise_id):
     """Inputs for one exercise, identical on every run (fixed generator)."""
     gen = torch.Generator().manual_seed(20261204)
 
-    def randn(*shape):
-        return torch.randn(*shape, generator=gen)
+    def randn(*shape, dtype=torch.float32):
+        return torch.randn(*shape, generator=gen, dtype=dtype)
 
     if exercise_id == "attention_scores":
         q, k = randn(2, 2, 3, 2), randn(2, 2, 3, 2)
@@ -57,6 +57,7 @@ def make_cases(exercise_id):
             "rows_apart": {"scores": torch.tensor([[300.0, 301.0, 299.0, 300.5], [-300.0, -301.0, -299.5, -300.0]])},
             "wide": {"scores": randn(3, 7)},
             "vector": {"scores": randn(5)},
+            "float64": {"scores": randn(2, 4, dtype=torch.float64) * 3},  # float64 in, float64 out
         }
     if exercise_id in ("split_heads", "merge_heads"):
         def case(batch, length, width, heads, counting=False):
@@ -104,6 +105,9 @@ def _attention_cases(randn):
         "training": {"x": x, **weights, "keep": randn(2, HEADS, 3, 3) > -0.5},
         # how many times the forward calls self.attn_dropout (the text: one dropout, on the weights)
         "dropout_calls": {"x": x, **weights, "keep": torch.ones(2, HEADS, 3, 3, dtype=torch.bool)},
+        # how many of the scores handed to stable_softmax are -inf (the text: fill with -inf, not a large
+        # negative number, which gives the same weights here and uniform ones in a row with nothing allowed)
+        "mask_value": {"x": x, **weights},
     }
 
 
@@ -235,6 +239,15 @@ def _run_attention(module, case_name, case, device):
             torch.ones(CONTEXT, CONTEXT, dtype=torch.bool, device=device).triu(-1)
         attention.causal_mask = band
         return attention(x, past, True)
+    if case_name == "mask_value":
+        seen = []
+
+        def counting_softmax(scores):
+            seen.append(int(torch.isneginf(scores).sum()))
+            return softmax_double(scores)
+        module.stable_softmax = counting_softmax  # _doubles_in puts the module's own back
+        attention(x)
+        return (("-inf entries among the scores given to stable_softmax", sum(seen)),)
     if case_name in ("training", "dropout_calls"):
         dropout = FixedDropout(case["keep"]).to(device)
         attention.attn_dropout = dropout

@@ -119,7 +119,7 @@ def where_mask(self, x, past_key_value=None, use_cache=False):
         k, v = torch.cat([past_key_value[0], k], 2), torch.cat([past_key_value[1], v], 2)
     allowed = self.causal_mask[: past_length + x.size(1), : past_length + x.size(1)][-x.size(1):]
     scores = attention_scores(q, k)
-    scores = torch.where(allowed, scores, torch.full_like(scores, torch.finfo(scores.dtype).min))
+    scores = torch.where(allowed, scores, torch.full_like(scores, float("-inf")))
     weights = self.attn_dropout(stable_softmax(scores))
     present = (k, v) if use_cache else None
     return self.proj(self.merge_heads(weights @ v)), present

@@ -239,6 +239,15 @@ fault.change("block", "residual_in_place",
              "overwritten with U, and whoever reads X afterwards reads the wrong values. Write hidden = hidden + ....",
              ("hidden = hidden + attended", "hidden += attended"))
 
+fault.change("block", "second_residual_in_place",
+             "第二个残差用 hidden += ... 原地加到 U 上：前向的数值没错，但 ln_feedforward 为反向保存了 U，"
+             "原地改写之后 backward 报错（modified by an inplace operation），模型训练不了。写成 hidden = hidden + ...。",
+             "the second residual is added in place to U with hidden += ...: the forward values are right, but "
+             "ln_feedforward saved U for its backward, so backward fails (modified by an inplace operation) and the "
+             "model cannot train. Write hidden = hidden + ....",
+             ("hidden = hidden + self.feedforward(self.ln_feedforward(hidden))",
+              "hidden += self.feedforward(self.ln_feedforward(hidden))"))
+
 fault.change("block", "broadcast_increment",
              "注意力增量被压成 [B,1,d] 再广播到所有位置；残差相加两端应同为 [B,T,d]，不能靠广播。",
              "the attention increment was squeezed to [B,1,d] and broadcast to every position; "
@@ -290,6 +299,25 @@ fault.change("block", "attention_called_twice",
 
 # --- parameter_count -----------------------------------------------------------------
 
+
+fault.change("feedforward", "hidden_detached",
+             "中间层的激活被 .detach() 从计算图上切了下来：前向的数值没错，但梯度到不了 fc1 和输入，fc1 永远学不到东西。",
+             "the hidden activation is cut from the graph with .detach(): the forward values are right, but no "
+             "gradient reaches fc1 or the input, so fc1 never learns.",
+             ("self.fc2(self.activation(self.fc1(x)))", "self.fc2(self.activation(self.fc1(x)).detach())"))
+
+fault.change("block", "attention_branch_detached",
+             "注意力分支的输出被 .detach() 切断了：前向的数值没错，但 ln_attention 和注意力得不到梯度，"
+             "输入的梯度也只剩残差那条路。",
+             "the attention branch's output is cut from the graph with .detach(): the forward values are right, but "
+             "ln_attention and the attention get no gradient, and the input's gradient keeps only the residual path.",
+             ("hidden = hidden + attended", "hidden = hidden + attended.detach()"))
+
+fault.change("parameter_count", "float_count",
+             "账本算成了 float（math.pow 返回 float）：参数个数是整数，应返回 int，比如 107776 而不是 107776.0。",
+             "the ledger is computed as a float (math.pow returns a float): a parameter count is an integer, so return "
+             "an int, 107776 rather than 107776.0.",
+             ("per_block = 4 * d * d", "per_block = 4 * math.pow(d, 2)"))
 
 fault.change("parameter_count", "ledger_without_ffn_bias", "账本漏掉了 FFN 的两个偏置（f + d）。",
              "the ledger forgets the FFN biases (f + d).",

@@ -60,6 +60,7 @@ def make_cases(exercise_id):
             "tensor": {"x": randn(2, 3, WIDTH)},
             "symmetry": {"x": torch.tensor([a, -a])},
             "gradients": {"x": randn(2, 3, WIDTH), "upstream": randn(2, 3, WIDTH)},
+            "float64": {"x": 3 * randn(2, WIDTH).double()},  # float64 in, float64 out
         }
     if exercise_id == "feedforward":
         return {
@@ -82,6 +83,14 @@ def make_cases(exercise_id):
                 "fc2.weight": 0.5 * randn(WIDTH, FFN_WIDTH), "fc2.bias": 0.5 * randn(WIDTH),
                 "keep": randn(2, 3, WIDTH) > -0.5,
             },
+            # the gradient of x and of every weight, for the output weighted by `upstream`: values computed
+            # off the graph are right and train nothing
+            "gradients": {
+                "x": randn(2, 3, WIDTH),
+                "fc1.weight": 0.5 * randn(FFN_WIDTH, WIDTH), "fc1.bias": 0.5 * randn(FFN_WIDTH),
+                "fc2.weight": 0.5 * randn(WIDTH, FFN_WIDTH), "fc2.bias": 0.5 * randn(WIDTH),
+                "upstream": randn(2, 3, WIDTH),
+            },
         }
     if exercise_id == "block":
         x = randn(2, 3, WIDTH)
@@ -97,6 +106,8 @@ def make_cases(exercise_id):
             "given_past": {"x": x, **weights},
             "training": {"x": x},
             "calls": {"x": x},  # how many times the forward calls each sub-module
+            # the real parts, as in "real": the gradient of x and of both norms' and the FFN's weights
+            "gradients": {"x": x, **weights, "upstream": randn(2, 3, WIDTH)},
         }
     if exercise_id == "parameter_count":
         return {
@@ -264,6 +275,8 @@ def run_case(module, exercise_id, case_name, case, device):
                 ffn.activation, ffn.dropout = Square(), KeptDropout(case["keep"]).to(device)
                 ffn.train()
             with _exact_gelu_in(module):
+                if case_name == "gradients":
+                    return _gradients(ffn, case, dict(ffn.named_parameters()))
                 return ffn(case["x"])
         if exercise_id == "block":
             return _run_block(module, case_name, case, device)
@@ -307,6 +320,8 @@ def _run_block(module, case_name, case, device):
     ).to(device)
     if case_name in ("real", "changed_future"):
         return block(x)
+    if case_name == "gradients":
+        return _gradients(lambda t: block(t)[0], case, dict(block.named_parameters()))
     if case_name == "cache":
         # the first two positions with use_cache, then the last one reading the cache
         head, present = block(x[:, :2], None, True)

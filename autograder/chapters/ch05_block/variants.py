@@ -70,14 +70,6 @@ def seed_block(self, hidden, past_key_value=None, use_cache=False):
     return hidden, present
 
 
-@variant("block", "in-place additions on a new tensor, keyword arguments")
-def inplace_block(self, hidden, past_key_value=None, use_cache=False):
-    attended, present = self.attention(self.ln_attention(hidden), past_key_value=past_key_value, use_cache=use_cache)
-    state = hidden + attended
-    state += self.feedforward(self.ln_feedforward(state))
-    return state, present
-
-
 @variant("block", "named U and Y, tuple unpacking afterwards")
 def named_block(self, hidden, past_key_value=None, use_cache=False):
     attention_out = self.attention(self.ln_attention(hidden), past_key_value, use_cache)

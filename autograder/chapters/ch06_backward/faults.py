@@ -31,6 +31,16 @@ fault.change("layer_norm_backward", "direct_term_only",
              "through them are missing.",
              (GRAD_X, "grad_x = g / sigma"))
 
+fault.change("layer_norm_backward", "variance_from_moments",
+             "方差用 E[x²] − E[x]² 算：输入远离 0 时两个大数相减，方差被抵消掉（float64 里 x 在 10⁸ 附近时相邻数的"
+             "间隔是 2，方差只有 4 左右），σ 和三项式里的每一项都跟着错，甚至得到 NaN。先减去均值再平方。",
+             "the variance computed as E[x^2] - E[x]^2: for inputs far from 0 the two large terms cancel (in float64 "
+             "near x = 1e8 neighbouring values are 2 apart while the variance is about 4), so sigma and every term "
+             "of the three-term form are off, or NaN. Subtract the mean first, then square.",
+             ("sigma = torch.sqrt((centered * centered).mean(dim=-1, keepdim=True) + eps)",
+              "mean = x.mean(dim=-1, keepdim=True)\n"
+              "sigma = torch.sqrt((x * x).mean(dim=-1, keepdim=True) - mean * mean + eps)"))
+
 fault.change("layer_norm_backward", "variance_term_missing",
              "漏掉了经过方差的那一项 -xhat·mean(g·xhat)：sigma 也随 x 变化。",
              "the term through the variance, -xhat*mean(g*xhat), is missing: sigma changes with x too.",

@@ -242,6 +242,29 @@ fault.change("frozen_parameters", "frozen_tensors_returned",
              ("return [name for", "return [parameter for"))
 
 
+fault.change("frozen_parameters", "clears_gradients_first",
+             "先调用了 model.zero_grad()（“清干净再查”）：列出的名字没错，但这一步的梯度被清掉了。这三个函数只读模型，"
+             "不改它的梯度、requires_grad 或优化器的参数组。",
+             "the function calls model.zero_grad() first (\"start clean\"): the names are right, but this step's "
+             "gradients are gone. The three questions only read the model; they change no gradient, requires_grad or "
+             "param group.",
+             ("return [name for name, parameter in model.named_parameters() if not parameter.requires_grad]",
+              "model.zero_grad()\n"
+              "return [name for name, parameter in model.named_parameters() if not parameter.requires_grad]"))
+
+fault.change("frozen_parameters", "sorted_by_name",
+             "名字按字母排了序；规则是 named_parameters() 给出的顺序（参数注册的顺序）。",
+             "the names are sorted alphabetically; the rule is the order named_parameters() gives (the order the "
+             "parameters were registered in).",
+             ("return [name for name, parameter in model.named_parameters() if not parameter.requires_grad]", "return sorted([name for name, parameter in model.named_parameters() if not parameter.requires_grad])"))
+
+fault.change("frozen_parameters", "every_alias_listed",
+             "共用的张量在它的每个别名下都列了一次（remove_duplicate=False）：一个参数只列一次，用 named_parameters() "
+             "给它的那个名字。",
+             "a shared tensor is listed under each of its aliases (remove_duplicate=False): a parameter is listed once, "
+             "by the name named_parameters() gives it.",
+             ("model.named_parameters()", "model.named_parameters(remove_duplicate=False)"))
+
 # --- unreached_parameters ------------------------------------------------------------------
 
 EMPTY_TEST = "(parameter.grad is None or not bool(parameter.grad.any()))"
@@ -288,6 +311,26 @@ fault.change("unreached_parameters", "gradient_sum_zero",
              ("not bool(parameter.grad.any())", "bool(parameter.grad.sum() == 0)"))
 
 
+fault.change("unreached_parameters", "near_zero_as_zero",
+             "把很小的梯度（绝对值小于 1e-6）也当成了“全为 0”：规则是每个元素都恰好为 0；一个很小但不为 0 的梯度说明"
+             "这一批确实到达了这个参数。",
+             "a tiny gradient (every entry below 1e-6 in size) is taken as all zero: the rule is every entry exactly 0; "
+             "a tiny but non-zero gradient means this batch did reach the parameter.",
+             ("not bool(parameter.grad.any())", "bool((parameter.grad.abs() < 1e-6).all())"))
+
+fault.change("unreached_parameters", "gradients_cleared",
+             "读完梯度后调用了 model.zero_grad()：这三个函数只读模型，不能改它的梯度、requires_grad 或优化器的参数组"
+             "（清掉梯度，这一步的优化器就什么也学不到）。",
+             "the function calls model.zero_grad() after reading the gradients: the three questions only read the "
+             "model; they change no gradient, requires_grad or param group (cleared gradients leave this step's "
+             "optimizer nothing to learn from).",
+             ("return [name for name, parameter in model.named_parameters()\n"
+              "        if parameter.requires_grad and (parameter.grad is None or not bool(parameter.grad.any()))]",
+              "names = [name for name, parameter in model.named_parameters()\n"
+              "         if parameter.requires_grad and (parameter.grad is None or not bool(parameter.grad.any()))]\n"
+              "model.zero_grad()\n"
+              "return names"))
+
 # --- unoptimized_parameters ------------------------------------------------------------------
 
 HELD = 'held = {id(parameter) for group in optimizer.param_groups for parameter in group["params"]}'
@@ -330,6 +373,21 @@ def per_group_lists(model, optimizer):
         found += [name for name, parameter in model.named_parameters() if parameter.requires_grad and id(parameter) not in held]
     return found
 
+
+fault.change("unoptimized_parameters", "optimizer_zeroed",
+             "先调用了 optimizer.zero_grad()：列出的名字没错，但优化器持有的参数的梯度被清掉了，这一步什么也学不到。"
+             "这三个函数只读模型和优化器。",
+             "the function calls optimizer.zero_grad() first: the names are right, but the gradients of every "
+             "parameter the optimizer holds are gone, so this step learns nothing. The three questions only read the "
+             "model and the optimizer.",
+             ("held = {id(parameter)", "optimizer.zero_grad()\nheld = {id(parameter)"))
+
+fault.change("unoptimized_parameters", "aliases_listed_as_unoptimized",
+             "共用的张量在它的每个别名下都列了一次（remove_duplicate=False）：一个参数只列一次，用 named_parameters() "
+             "给它的那个名字。",
+             "a shared tensor is listed under each of its aliases (remove_duplicate=False): a parameter is listed once, "
+             "by the name named_parameters() gives it.",
+             ("model.named_parameters()", "model.named_parameters(remove_duplicate=False)"))
 
 # --- ledger_gap ------------------------------------------------------------------------------
 

@@ -88,7 +88,12 @@ def make_cases(exercise_id):
         }
     if exercise_id in ("frozen_parameters", "unreached_parameters", "unoptimized_parameters"):
         # ids below 5: row 5 of the 6-row table is never read, so its gradient rows are zero in every setup
-        return {name: {"ids": ids(2, 5, high=5), "targets": ids(2, 5, high=6)} for name in AUDIT_SETUPS}
+        cases = {name: {"ids": ids(2, 5, high=5), "targets": ids(2, 5, high=6)} for name in AUDIT_SETUPS}
+        if exercise_id == "unreached_parameters":  # a tie changes no gradient's reach: nothing to ask there
+            del cases["tied_unoptimized"]
+        # the questions only read the model and its optimizer: no gradient, requires_grad or group changes
+        cases["read_only"] = dict(cases[READ_ONLY_SETUP])
+        return cases
     if exercise_id == "ledger_gap":
         return {
             "sound": {"shape": [11, 7, 3, 4, 6]},
@@ -201,10 +206,10 @@ class AuditModel(nn.Module):
     bias whole or only as the difference of its first two entries (then its gradient is (s, -s, 0):
     its entries sum to exactly 0, yet not all are 0)."""
 
-    def __init__(self, use_spare=True, gate_reads_zero=False, spare_bias_difference=False):
+    def __init__(self, use_spare=True, gate_reads_zero=False, spare_bias_difference=False, tie=False, gate_scale=1.0):
         super().__init__()
         self.use_spare, self.gate_reads_zero = use_spare, gate_reads_zero
-        self.spare_bias_difference = spare_bias_difference
+        self.spare_bias_difference, self.gate_scale = spare_bias_difference, gate_scale
         self.embedding = nn.Embedding(6, 3)
         self.mixer = nn.Linear(3, 3)
         self.gate = nn.Linear(3, 3)
@@ -212,11 +217,13 @@ class AuditModel(nn.Module):
         self.other_scale = nn.Parameter(torch.ones(3))  # equal values to `scale`: a different parameter
         self.spare = nn.Linear(3, 3)
         self.head = nn.Linear(3, 6, bias=False)
+        if tie:  # one tensor under two names: named_parameters() gives it once, as embedding.weight
+            self.head.weight = self.embedding.weight
 
     def forward(self, ids):
         x = self.embedding(ids)
         x = x + torch.tanh(self.mixer(x))
-        x = x + self.gate(torch.zeros_like(x) if self.gate_reads_zero else x)
+        x = x + self.gate(torch.zeros_like(x) if self.gate_reads_zero else self.gate_scale * x)
         x = x * self.scale + 0.5 * x * self.other_scale
         if self.use_spare and self.spare_bias_difference:
             x = x + F.linear(x, self.spare.weight) + (self.spare.bias[0] - self.spare.bias[1])
@@ -245,7 +252,18 @@ AUDIT_SETUPS = {
     "everything_at_once": ({"use_spare": False, "gate_reads_zero": True}, ("mixer.weight",),
                            lambda m: [{"params": [m.embedding.weight, m.scale]},
                                       {"params": [m.gate.weight, m.gate.bias, m.spare.weight, m.spare.bias]}]),
+    # two frozen, registered in an order that is not alphabetical: named_parameters() order is the rule
+    "several_frozen": ({}, ("mixer.weight", "gate.bias"), lambda m: [{"params": [p for p in m.parameters()
+                                                                                 if p.requires_grad]}]),
+    # the head tied to the embedding: one parameter, listed once by its named_parameters() name
+    "tied_frozen": ({"tie": True}, ("embedding.weight",), lambda m: [{"params": [p for p in m.parameters()
+                                                                                 if p.requires_grad]}]),
+    "tied_unoptimized": ({"tie": True}, (), lambda m: [{"params": [p for p in m.parameters()
+                                                                   if p is not m.embedding.weight]}]),
+    # the gate reads its input scaled by 1e-9: its weight's gradient is tiny, not zero, so it was reached
+    "tiny_gradient": ({"gate_scale": 1e-9}, (), lambda m: [{"params": list(m.parameters())}]),
 }
+READ_ONLY_SETUP = "everything_at_once"  # the `read_only` case: what a question's call changes in it
 
 
 def _audit_setup(case_name, case, device):
@@ -261,6 +279,25 @@ def _audit_setup(case_name, case, device):
         logits = model(case["ids"])
         F.cross_entropy(logits.reshape(-1, logits.shape[-1]), case["targets"].reshape(-1)).backward()
     return model, optimizer
+
+
+def _changed_by(call, model, optimizer):
+    """The parameters whose gradient or requires_grad a call changed, and "optimizer.param_groups" when
+    it changed which tensors the groups hold."""
+    before = {name: (parameter.requires_grad, None if parameter.grad is None else parameter.grad.clone())
+              for name, parameter in model.named_parameters()}
+    held = [[id(parameter) for parameter in group["params"]] for group in optimizer.param_groups]
+    call()
+    changed = []
+    for name, parameter in model.named_parameters():
+        flag, grad = before.get(name, (None, None))
+        same_grad = (grad is None and parameter.grad is None) or (
+            grad is not None and parameter.grad is not None and torch.equal(grad, parameter.grad))
+        if parameter.requires_grad != flag or not same_grad:
+            changed.append(name)
+    if held != [[id(parameter) for parameter in group["params"]] for group in optimizer.param_groups]:
+        changed.append("optimizer.param_groups")
+    return changed
 
 
 # --- the ledger: stand-in models whose ledger is ledger_double ----------------------------
@@ -301,12 +338,19 @@ def run_case(module, exercise_id, case_name, case, device):
     if exercise_id == "init_weights":
         return _run_init(module, case, device)
     if exercise_id in ("frozen_parameters", "unreached_parameters", "unoptimized_parameters"):
-        model, optimizer = _audit_setup(case_name, case, device)
+        model, optimizer = _audit_setup(READ_ONLY_SETUP if case_name == "read_only" else case_name, case, device)
         if exercise_id == "frozen_parameters":
-            return module.frozen_parameters(model)
-        if exercise_id == "unreached_parameters":
-            return module.unreached_parameters(model)
-        return module.unoptimized_parameters(model, optimizer)
+            def call():
+                return module.frozen_parameters(model)
+        elif exercise_id == "unreached_parameters":
+            def call():
+                return module.unreached_parameters(model)
+        else:
+            def call():
+                return module.unoptimized_parameters(model, optimizer)
+        if case_name == "read_only":
+            return (("what the call changed in the model or its optimizer", _changed_by(call, model, optimizer)),)
+        return call()
     if exercise_id == "ledger_gap":
         torch.manual_seed(0)
         stack = StackDouble(*case["shape"], reuse=case.get("reuse", False), extra=case.get("extra", False),

@@ -84,7 +84,18 @@ def check(exercise_id, out, cases, reference, judges):
         names = [name for name, _ in probes.AuditModel().named_parameters()]
         found.append(("parameter names in named_parameters() order",
                       next((problem for problem in (judges.judge_names(value, names, exercise_id, exercise_id)
-                                                    for value in out.values()) if problem), None)))
+                                                    for case, value in out.items() if case != "read_only")
+                            if problem), None)))
+        read_only = out.get("read_only")
+        if isinstance(read_only, tuple) and len(read_only) == 1 and isinstance(read_only[0], tuple) \
+                and len(read_only[0]) == 2 and isinstance(read_only[0][1], list):
+            changed = [str(name)[:60] for name in read_only[0][1]][:6]
+            found.append(("leaves the model and its optimizer as they were", None if not changed else (
+                f"调用 {exercise_id} 之后，模型变了：{'、'.join(changed)} 的梯度、requires_grad 或优化器的参数组与调用前"
+                "不同。这三个问题只读模型和优化器：不调用 zero_grad()，不改 requires_grad，不动参数组。",
+                f"after the call of {exercise_id} the model was not as before: the gradient, requires_grad or param "
+                f"groups of {', '.join(changed)} changed. The three questions only read the model and the optimizer: "
+                "no zero_grad(), no requires_grad change, no param group change.")))
         problems = (judges.judge_flags_nothing(out[setup], *SETUP_WORDS[setup], exercise_id, exercise_id)
                     for setup in QUIET[exercise_id] if isinstance(out.get(setup), list))
         found.append(("silent on the setups that are not its own", next((p for p in problems if p), None)))

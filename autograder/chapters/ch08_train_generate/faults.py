@@ -49,6 +49,19 @@ fault.change("get_batch", "one_draw_per_row",
               "starts = [int(torch.randint(len(data) - block_size, (1,), generator=generator)) for _ in range(batch_size)]"))
 
 
+fault.change("get_batch", "one_row_as_views",
+             "batch_size 为 1 时直接返回了 data 的切片（视图）：x、y 与数据共用内存，改动这一批（比如把某些词元换掉）"
+             "就改动了训练数据本身。每一批都应是新的张量（torch.stack 会复制）。",
+             "with batch_size 1 the batch is a slice (a view) of data: x and y share the data's memory, so changing "
+             "the batch (replacing some tokens, say) changes the training data itself. Every batch is a new tensor "
+             "(torch.stack copies).",
+             ("x = torch.stack([data[s : s + block_size] for s in starts])",
+              "if batch_size == 1:  # one window: nothing to stack\n"
+              "    s = starts[0]\n"
+              "    return data[s : s + block_size].unsqueeze(0), data[s + 1 : s + 1 + block_size].unsqueeze(0)\n"
+              "x = torch.stack([data[s : s + block_size] for s in starts])"))
+
+
 # --- parameter_groups ------------------------------------------------------------------------
 
 fault.change("parameter_groups", "ndim_rule",
@@ -317,6 +330,15 @@ LENGTH_CHECK = ('if idx.shape[1] + max_new_tokens > block_size:\n'
                 'tokens "\n'
                 '                     f"exceeds block_size={block_size}: learned positions stop there)")\n')
 FEED_NEWEST = "out = model(idx[:, -1:], past_key_values=past, use_cache=True)"
+
+fault.change("generate", "greedy_by_sampling",
+             "温度为 0 时也用 torch.multinomial 抽样（在 one-hot 分布上）：选出的词元碰巧相同，但抽样用掉了 generator "
+             "的随机数，之后同一个种子生成的文本就变了。规则是温度 0 取 argmax，不抽任何随机数。",
+             "at temperature 0 the token is still drawn with torch.multinomial (from a one-hot distribution): the "
+             "token happens to be the same, but the draw uses up the generator's random numbers, so the same seed "
+             "generates other text afterwards. The rule is the argmax at temperature 0, drawing nothing.",
+             ("token = last.argmax(dim=-1, keepdim=True)",
+              "token = torch.multinomial(next_token_probs(last, 0.0, top_k), 1, generator=generator)"))
 
 fault.change("generate", "cache_never_used",
              "有缓存时从没用上缓存：每一步都把整段序列从头算一遍。第一次之后只喂最新的词元，并传入 past_key_values。",

@@ -51,6 +51,7 @@ def make_cases(exercise_id):
             "long_rows": {"data": stream, "block_size": 7, "batch_size": 2, "seed": 5},
             "last_window": {"data": torch.arange(100, 106), "block_size": 5, "batch_size": 4, "seed": 3},
             "global_rng": {"data": torch.arange(40, 70), "block_size": 3, "batch_size": 5, "seed": None},
+            "one_row": {"data": stream, "block_size": 5, "batch_size": 1, "seed": 7},  # nothing to stack
         }
     if exercise_id == "parameter_groups":
         return {
@@ -456,7 +457,7 @@ def _run_generate(module, case_name, case, device):
             module.next_token_probs = saved
     out = {"tokens": tokens.to(device) if isinstance(tokens, torch.Tensor) else tokens,
            "calls": model.calls, "training_after": model.training}
-    if sampled and case["new"] > 0:
-        # sampling draws with the generator passed in (greedy decoding may leave it alone)
+    if case["new"] > 0:
+        # sampling draws with the generator passed in; greedy decoding (the argmax) draws nothing
         out["generator_drawn"] = not torch.equal(generator.get_state(), untouched)
     return out

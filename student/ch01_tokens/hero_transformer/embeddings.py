@@ -36,6 +36,8 @@ def embedding_grad(ids, upstream, vocab_size):
 
 
 def init_normal_(weight, std=INIT_STD, generator=None):
-    """Fill `weight` in place with N(0, std^2) samples drawn from `generator`; returns it."""
+    """Fill `weight` in place with N(0, std^2) samples drawn from `generator` by torch's own normal
+    sampling (weight.normal_ or torch.nn.init.normal_), so a seed gives the reference's numbers
+    exactly (another normal sampler, Box-Muller say, gives other numbers); returns it."""
     # 练习 init_normal：N(0, 0.02²) 初始化（见本章 notebook）
     raise NotImplementedError('init_normal')

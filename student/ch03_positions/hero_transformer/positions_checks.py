@@ -179,6 +179,14 @@ def check_position_ids():
     for call in (lambda: positions.position_ids(3, 5, start=3), lambda: positions.position_ids(6, 5),
                  lambda: positions.position_ids(2, 4, start=-1)):
         _raise_if(judge_value_error(outcome_of(call)[1]))
+    # the caller owns what it gets back: changing one result changes no later call's ids
+    first = positions.position_ids(3, 5)
+    first += 100
+    _raise_if(judge_counts_from_start(positions.position_ids(3, 5), 0, 3) and (
+        "改动上一次调用返回的编号（ids += 100）之后，再调用一次得到的编号也变了：返回的是函数之外保存的一张表"
+        "（或它的切片），每次调用都应返回新建的张量。",
+        "after the ids returned by one call were changed (ids += 100), the next call's ids changed too: the "
+        "result is a table kept outside the function (or a slice of it); return a new tensor from every call."))
     _passed("position_ids：int64、从 start 接着数、用到最后一行也可以，超出 C 或为负时 ValueError")
 
 

@@ -276,25 +276,28 @@ def check_init_weights():
 class _Toy(nn.Module):
     """The checks' own small model: a table, a layer, a spare layer the forward can skip, a head."""
 
-    def __init__(self, use_spare=True):
+    def __init__(self, use_spare=True, tie=False, layer_scale=1.0):
         super().__init__()
-        self.use_spare = use_spare
+        self.use_spare, self.layer_scale = use_spare, layer_scale
         self.table = nn.Embedding(5, 3)
         self.layer = nn.Linear(3, 3)
         self.spare = nn.Linear(3, 3)
         self.head = nn.Linear(3, 5, bias=False)
+        if tie:  # one tensor, two names: named_parameters() gives it once, as table.weight
+            self.head.weight = self.table.weight
 
     def forward(self, ids):
         x = self.table(ids)
-        x = x + self.layer(x)
+        x = x + self.layer(self.layer_scale * x)
         if self.use_spare:
             x = x + self.spare(x)
         return self.head(x)
 
 
-def _toy_setup(use_spare=True, frozen=(), leave_out=(), zero_input_layer=False, two_groups=False):
+def _toy_setup(use_spare=True, frozen=(), leave_out=(), zero_input_layer=False, two_groups=False, tie=False,
+               layer_scale=1.0):
     torch.manual_seed(0)
-    toy = _Toy(use_spare)
+    toy = _Toy(use_spare, tie, layer_scale)
     for name, p in toy.named_parameters():
         p.requires_grad_(name not in frozen)
     held = [p for name, p in toy.named_parameters() if p.requires_grad and name not in leave_out]
@@ -315,13 +318,31 @@ SETUPS = {  # name: (keywords, frozen, unreached, unoptimized)
     "a layer that reads zeros": ({"zero_input_layer": True}, [], ["layer.weight"], []),
     "the head left out of the optimizer": ({"leave_out": ("head.weight",)}, [], [], ["head.weight"]),
     "an optimizer with two param groups": ({"two_groups": True}, [], [], []),
+    # registered table first, head last: named_parameters() order, not the alphabet's
+    "the table and the head frozen": ({"frozen": ("table.weight", "head.weight")}, ["table.weight", "head.weight"],
+                                      [], []),
+    "a head tied to the table, frozen": ({"tie": True, "frozen": ("table.weight",)}, ["table.weight"], [], []),
+    "a head tied to the table, left out": ({"tie": True, "leave_out": ("table.weight",)}, [], [], ["table.weight"]),
+    # a gradient of about 1e-9 is small, not zero: the batch reached the layer
+    "a layer that reads its input times 1e-9": ({"layer_scale": 1e-9}, [], [], []),
 }
 
 
 def _check_question(function, position, question_zh, question_en):
     for name, (keywords, *answers) in SETUPS.items():
         toy, optimizer = _toy_setup(**keywords)
+        before = [(p.requires_grad, None if p.grad is None else p.grad.clone()) for p in toy.parameters()]
+        groups = [[id(p) for p in group["params"]] for group in optimizer.param_groups]
         names = function(toy) if position < 2 else function(toy, optimizer)
+        after = [(p.requires_grad, p.grad) for p in toy.parameters()]
+        if any(flag != now_flag or (grad is None) != (now is None) or (grad is not None and not torch.equal(grad, now))
+               for (flag, grad), (now_flag, now) in zip(before, after)) or groups != [
+                [id(p) for p in group["params"]] for group in optimizer.param_groups]:
+            raise AssertionError(f"{question_zh} 改动了模型（{name}）：调用之后，梯度、requires_grad 或优化器的参数组与调用前"
+                                 "不同。三个问题只读模型和优化器，不调用 zero_grad()。\n"
+                                 f"({question_en} changed the model ({name}): after the call a gradient, requires_grad "
+                                 "or the optimizer's param groups were not as before. The three questions only read the "
+                                 "model and the optimizer; no zero_grad().)")
         _raise_if(judge_names(names, [n for n, _ in toy.named_parameters()], question_zh, question_en))
         _raise_if(judge_flags(names, answers[position], f"{question_zh}（{name}）", f"{question_en} ({name})"))
 
@@ -330,7 +351,7 @@ def _check_question(function, position, question_zh, question_en):
 def check_frozen_parameters():
     _, audit = _package()
     _check_question(audit.frozen_parameters, 0, "frozen_parameters", "frozen_parameters")
-    _passed("frozen_parameters：六个小例子里只标出 requires_grad=False 的参数")
+    _passed("frozen_parameters：十个小例子里只标出 requires_grad=False 的参数，按 named_parameters() 的顺序，每个一次")
 
 
 @visible_check("unreached_parameters", module=AUDIT, target="unreached_parameters")

@@ -53,11 +53,24 @@ def judge_vocab_ranked(text, itos):
         return _problem("<unk> 之后的每一项都应是文本里出现过的一个字，且不重复。",
                         "every entry after <unk> must be a distinct character of the text.")
     ranked = sorted(counts, key=lambda c: (-counts[c], ord(c)))
-    if chars != ranked[:len(chars)]:
-        return _problem("字的顺序不对：按出现次数从多到少排，次数相同时按 Unicode 码位从小到大排"
-                        "（不是按首次出现的位置）。",
-                        "the order is wrong: rank by descending count, ties by ascending Unicode code point "
-                        "(not by first appearance).")
+    kept = ranked[:len(chars)]
+    missing = [c for c in kept if c not in chars]
+    if missing:  # what was observed: a character that outranks one of yours is not there
+        extra = next(c for c in reversed(chars) if c not in kept)
+        return _problem(f"你的字表缺少 {missing[0]!r}（在文本中出现 {counts[missing[0]]} 次），却收了 {extra!r}"
+                        f"（{counts[extra]} 次）：按次数从多到少、同次数按码位从小到大，{missing[0]!r} 排在前面。",
+                        f"your vocabulary lacks {missing[0]!r} ({counts[missing[0]]} times in the text) but holds "
+                        f"{extra!r} ({counts[extra]} times): by descending count, ties by ascending code point, "
+                        f"{missing[0]!r} ranks first.")
+    if chars != kept:  # the same characters, another order: say where it first differs
+        index = next(i for i, (a, b) in enumerate(zip(chars, kept)) if a != b)
+        yours, due = chars[index], kept[index]
+        return _problem(f"字的顺序不对：你的 id {index + 1} 是 {yours!r}（{counts[yours]} 次，码位 U+{ord(yours):04X}），"
+                        f"而 {due!r}（{counts[due]} 次，码位 U+{ord(due):04X}）应排在它前面：按出现次数从多到少，"
+                        "次数相同时按 Unicode 码位从小到大。",
+                        f"the order is wrong: your id {index + 1} is {yours!r} ({counts[yours]} times, code point "
+                        f"U+{ord(yours):04X}), but {due!r} ({counts[due]} times, U+{ord(due):04X}) ranks before it: "
+                        "by descending count, ties by ascending Unicode code point.")
     return None
 
 
@@ -202,16 +215,21 @@ def _tokens():
 
 
 SAMPLE = "白日依山盡，黃河入海流。\n欲窮千里目，更上一層樓。\n"  # 王之渙《登鸛雀樓》, not in the notebook's tables
+# ties by code point past U+FFFF: 𠀀 (U+20000) comes after ， (U+FF0C), though UTF-16 puts it first
+BEYOND_THE_BMP = "𠀀，山" * 3 + "月"
+OTHER_SAMPLE = "春眠不覺曉，處處聞啼鳥。\n夜來風雨聲，花落知多少。\n"  # 孟浩然《春曉》: another text, other counts
 
 
 @visible_check("build_vocab", module="tokens", target="build_vocab")
 def check_build_vocab():
     tokens = _tokens()
+    # two texts under each cap: each vocabulary must be its own text's, whatever was asked before
     for max_size in (1, 4, 8, 100):
-        itos = tokens.build_vocab(SAMPLE, max_size)
-        _raise_if(judge_unk_first(itos))
-        _raise_if(judge_vocab_size(SAMPLE, max_size, itos))
-        _raise_if(judge_vocab_ranked(SAMPLE, itos))
+        for text in (SAMPLE, OTHER_SAMPLE, BEYOND_THE_BMP):
+            itos = tokens.build_vocab(text, max_size)
+            _raise_if(judge_unk_first(itos))
+            _raise_if(judge_vocab_size(text, max_size, itos))
+            _raise_if(judge_vocab_ranked(text, itos))
     _passed("build_vocab：<unk> 是 id 0，上限含 <unk>，按次数降序、同次数按码位")
 
 
@@ -219,20 +237,23 @@ def check_build_vocab():
 def check_encode():
     tokens = _tokens()
     itos = [UNK, "，", "。", "\n", "山", "日", "白", "河"]
-    tokenizer = tokens.Tokenizer(itos)
-    for text in ("白日山，山河。\n", SAMPLE, ""):
-        ids = tokenizer.encode(text)
-        _raise_if(judge_one_id_per_char(text, ids))
-        _raise_if(judge_ids_in_range(ids, len(itos)))
-        _raise_if(judge_ids_match(itos, text, ids))
-    try:
-        tokenizer.encode(list("白日"))
-    except TypeError:
-        pass
-    else:
-        raise AssertionError("encode 收到的不是 str（比如一个字的列表）时应抛出 TypeError；"
-                             "字的列表碰巧也能逐字查表，但那会把 bug 藏起来。\n"
-                             "(encode must raise TypeError for a non-str, e.g. a list of characters.)")
+    # the same texts through a second tokenizer with another vocabulary: each gives its own ids
+    for vocabulary in (itos, [UNK] + list(reversed(itos[1:]))):
+        tokenizer = tokens.Tokenizer(vocabulary)
+        for text in ("白日山，山河。\n", SAMPLE, ""):
+            ids = tokenizer.encode(text)
+            _raise_if(judge_one_id_per_char(text, ids))
+            _raise_if(judge_ids_in_range(ids, len(vocabulary)))
+            _raise_if(judge_ids_match(vocabulary, text, ids))
+    for not_a_str in (list("白日"), tuple("白日")):
+        try:
+            tokenizer.encode(not_a_str)
+        except TypeError:
+            continue
+        raise AssertionError(f"encode 收到的不是 str（这里是 {type(not_a_str).__name__}）时应抛出 TypeError；"
+                             "字的序列碰巧也能逐字查表，但那会把 bug 藏起来。\n"
+                             f"(encode must raise TypeError for anything that is not a str; here a "
+                             f"{type(not_a_str).__name__}.)")
     _passed("encode：每字一个 id，字表外的字为 0，非 str 抛 TypeError")
 
 

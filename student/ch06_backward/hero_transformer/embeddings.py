@@ -42,6 +42,8 @@ def embedding_grad(ids, upstream, vocab_size):
 
 
 def init_normal_(weight, std=INIT_STD, generator=None):
-    """Fill `weight` in place with N(0, std^2) samples drawn from `generator`; returns it."""
+    """Fill `weight` in place with N(0, std^2) samples drawn from `generator` by torch's own normal
+    sampling (weight.normal_ or torch.nn.init.normal_), so a seed gives the reference's numbers
+    exactly (another normal sampler, Box-Muller say, gives other numbers); returns it."""
     with torch.no_grad():
         return weight.normal_(0.0, std, generator=generator)

@@ -108,7 +108,8 @@ def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, use_cache=
     use_cache, the first call runs the whole prompt, model(idx, use_cache=True), and each later
     call feeds only the newest token with the cache, model(last, past_key_values=past,
     use_cache=True); without it every step runs the whole sequence so far, model(idx).  The next
-    token comes from the last position's logits: their argmax when temperature == 0, else
+    token comes from the last position's logits: their argmax when temperature == 0 (greedy:
+    no random number is drawn, so the generator is left as it was), else
     torch.multinomial(next_token_probs(logits, temperature, top_k), 1, generator=generator)
     (next_token_probs called by that name).
     """
