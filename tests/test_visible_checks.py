@@ -118,6 +118,9 @@ def outcomes(assignment_id):
     for exercise in assignment.exercises:
         root = _package(f"{assignment_id}-only-{exercise.id}", _only(assignment, exercise))
         jobs.append({"label": f"only {exercise.id}", "root": str(root), "checks": [VISIBLE[exercise.id][:2]]})
+    for entry in assignment.entries("correct"):  # every body the hidden tests accept
+        root = _package(f"{assignment_id}-correct-{entry.id}", release.sample_package(assignment.chapter, entry))
+        jobs.append({"label": f"correct {entry.id}", "root": str(root), "checks": [VISIBLE[entry.exercise][:2]]})
     for entry in assignment.entries("fault"):
         if entry.id in WRONG.get(assignment_id, {}):
             root = _package(f"{assignment_id}-{entry.id}", release.sample_package(assignment.chapter, entry))
@@ -163,6 +166,19 @@ def test_each_check_runs_with_the_chapters_other_exercises_still_stubs(assignmen
         assert stub["raised"] is None and not stub["stdout"], (exercise.id, stub)
         assert stub["stderr"].startswith(f"· 尚未实现：练习 {exercise.id} 还是 raise NotImplementedError"), stub
         assert "这个检查要用到它" not in stub["stderr"] and len(stub["stderr"].splitlines()) == 2
+
+
+@pytest.mark.parametrize("assignment", TESTED, ids=lambda a: a.id)
+def test_no_visible_check_rejects_a_body_the_hidden_tests_accept(assignment):
+    """The hidden tests are never weaker than the visible checks: every correct variant of the catalogue
+    (each earns full marks from the hidden tests, tests/test_catalogues.py) passes its exercise's visible
+    check too.  The faults need no such test: the hidden tests reject every one of them."""
+    rejected = {}
+    for entry in assignment.entries("correct"):
+        result = _result(assignment, f"correct {entry.id}", entry.exercise)
+        if result["raised"] is not None or not result["stdout"].startswith("✓ 可见检查通过"):
+            rejected[entry.id] = result.get("message") or result["stderr"][-500:]
+    assert not rejected, rejected
 
 
 def _pointer(message):
