@@ -154,9 +154,14 @@ def _raised(call):
 
 
 def _id_list(value):
-    """A list of Python ints as an int64 tensor (so long lists travel); anything else as it is."""
-    if isinstance(value, (list, tuple)) and all(type(item) is int for item in value):
-        return torch.tensor(list(value), dtype=torch.int64)
+    """A list of Python ints as an int64 tensor (so long lists travel); a list with another item as what
+    was seen (which item, of which type), so the feedback observes it; anything else as it is."""
+    if isinstance(value, (list, tuple)):
+        other = next(((i, item) for i, item in enumerate(value) if type(item) is not int), None)
+        if other is None:
+            return torch.tensor(list(value), dtype=torch.int64)
+        return (f"a {type(value).__name__} whose item {other[0]} is a {type(other[1]).__name__}, "
+                "not a Python int")
     return value
 
 

@@ -101,8 +101,15 @@ def check(exercise_id, out, cases, reference, judges):
         found.append(("silent on the setups that are not its own", next((p for p in problems if p), None)))
     if exercise_id == "ledger_gap" and "sound" in out:
         gap = out["sound"]
-        problem = judges.judge_gap(gap, 0, "模型完好", "for a sound model") if not isinstance(gap, int) or gap != 0 \
-            else None
+        problem = judges.judge_gap(gap, 0, "模型完好", "for a sound model") if not isinstance(gap, int) else None
+        if problem is None and gap != 0:  # the number comes from the grader's stand-ins, not the student's model
+            problem = ("评分器自己的完好模型（配上替身 parameter_count）上，你的 ledger_gap 返回了 "
+                       f"{gap}，而完好的模型应为 0。这个数来自评分器的替身，不是你的模型的参数数；检查 ledger_gap "
+                       "是否按名字调用 parameter_count、把 cfg 的字段按顺序传入、并减去 model.parameters() 的元素总数。",
+                       f"on the grader's own sound model (with a stand-in parameter_count) your ledger_gap returned {gap}, "
+                       "where a sound model gives 0. The number comes from the grader's stand-ins, not from your "
+                       "model's parameters; check that ledger_gap calls parameter_count by name, passes cfg's fields in "
+                       "order and subtracts the element count of model.parameters().")
         found.append(("0 for a sound model", problem))
     return found
 

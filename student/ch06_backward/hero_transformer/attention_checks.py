@@ -122,11 +122,17 @@ def judge_split(x, heads, out):
         return problem
     batch, length, features = x.shape
     head_dim = features // heads
-    if tuple(out.shape) != (batch, heads, length, head_dim):
-        return (
-            f"拆头后的形状 {tuple(out.shape)} 不对：应为 [B, h, T, d_h]，头轴要换到时间轴前面。",
-            f"the split shape {tuple(out.shape)} is wrong: it is [B, h, T, d_h], with the head axis before time.",
-        )
+    shape = tuple(out.shape)
+    if shape != (batch, heads, length, head_dim):
+        # say what was seen; name the axis order only when the axes are the right ones in another order
+        if shape == (batch, length, heads, head_dim) and heads != length:
+            return (f"拆头后的形状是 {shape}，即 [B, T, h, d_h]：头轴还在时间轴之后，要换到它前面（[B, h, T, d_h]）。",
+                    f"the split shape is {shape}, that is [B, T, h, d_h]: the head axis is still after time; it goes "
+                    "before it ([B, h, T, d_h]).")
+        if len(shape) == 4 and shape[1] != heads:
+            return (f"拆头后的形状是 {shape}：第 1 根轴有 {shape[1]} 个头，而模型的头数 n_heads 是 {heads}。",
+                    f"the split shape is {shape}: axis 1 holds {shape[1]} heads, while the model's n_heads is {heads}.")
+        return (f"拆头后的形状 {shape} 不是 [B, h, T, d_h]。", f"the split shape {shape} is not [B, h, T, d_h].")
     for j in range(heads):
         if not torch.equal(out[:, j], x[..., j * head_dim:(j + 1) * head_dim]):
             return (
