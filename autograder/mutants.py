@@ -23,6 +23,7 @@ twice, `@` for `*`, off-by-one slice and range bounds, and another exception typ
 import ast
 import difflib
 import hashlib
+import inspect
 import shutil
 import tempfile
 import tomllib
@@ -97,6 +98,63 @@ def _offsets(text):
 
 def _span(node, at):
     return at(node.lineno, node.col_offset), at(node.end_lineno, node.end_col_offset)
+
+
+_IN_PLACE = {ast.Add: "add_", ast.Sub: "sub_", ast.Mult: "mul_", ast.Div: "div_"}
+
+
+def _parameters(exercise):
+    """The names of the exercise function's parameters (self left out): the arguments a contract
+    mutant writes into."""
+    from . import reference
+    owner = reference.load(exercise.module)
+    for name in exercise.target.split("."):
+        owner = getattr(owner, name)
+    return tuple(name for name in inspect.signature(owner).parameters if name != "self")
+
+
+def _contract_mutations(text, parameters):
+    """(operator, mutated text) for the contract operators (docs/grading.md, "The contract"): an
+    argument written in place (`x + y` -> `x.add_(y)`, `x.exp()` -> `x.exp_()` for a parameter x),
+    the shift of a stable formula dropped (`a - b` -> `a`: the maximum or the mean no longer
+    subtracted), and a result kept between calls (a module-level name set on the first call and
+    returned by every later one)."""
+    import torch
+
+    tree = ast.parse(text)
+    at = _offsets(text)
+    lines = text.splitlines(keepends=True)
+
+    def source(node):
+        start, end = _span(node, at)
+        return text[start:end]
+
+    def replaced(node, new):
+        start, end = _span(node, at)
+        return text[:start] + new + text[end:]
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and type(node.op) in _IN_PLACE and isinstance(node.left, ast.Name) \
+                and node.left.id in parameters:
+            yield "in-place-argument", replaced(node, f"{node.left.id}.{_IN_PLACE[type(node.op)]}({source(node.right)})")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                and node.func.value.id in parameters and not node.func.attr.endswith("_") \
+                and callable(getattr(torch.Tensor, node.func.attr + "_", None)):
+            yield "in-place-argument", replaced(node.func, f"{node.func.value.id}.{node.func.attr}_")
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and not isinstance(node.right, ast.Constant):
+            yield "drop-shift", replaced(node, source(node.left))
+        if not isinstance(node, ast.Return) or node.value is None or node.lineno != node.end_lineno:
+            continue
+        value = node.value
+        if isinstance(value, ast.Constant) or isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) \
+                and value.value.id in _MODULE_NAMES:  # None, 0, math.inf: a kept one is the same value
+            continue
+        line = lines[node.lineno - 1]
+        indent = line[: len(line) - len(line.lstrip())]
+        kept = [f"{indent}global KEPT_RESULT  # a module-level cache\n", f"{indent}try:\n",
+                f"{indent}    return KEPT_RESULT\n", f"{indent}except NameError:\n",
+                f"{indent}    KEPT_RESULT = {source(value)}\n", f"{indent}    return KEPT_RESULT\n"]
+        yield "kept-result", "".join(lines[: node.lineno - 1] + kept + lines[node.lineno:])
 
 
 def _own_mutations(text):
@@ -188,7 +246,8 @@ def mutants_of(exercise):
     reference = release.reference_body(exercise)
     text = "\n".join(reference) + "\n"
     seen, found = {text}, []
-    for operator, mutated in list(_cosmic_mutations(text)) + list(_own_mutations(text)):
+    for operator, mutated in list(_cosmic_mutations(text)) + list(_own_mutations(text)) + list(
+            _contract_mutations(text, _parameters(exercise))):
         if mutated in seen:
             continue
         seen.add(mutated)

@@ -106,6 +106,25 @@ def test_own_operators_make_the_changes_cosmic_ray_lacks():
     assert any("    pass\n" in text and "raise" not in text for text in made)  # the guard removed
 
 
+def test_contract_operators_write_into_arguments_drop_a_shift_and_keep_a_result():
+    made = {(operator, mutated) for operator, mutated in mutants._contract_mutations(textwrap.dedent("""\
+        shifted = scores - scores.amax(dim=-1, keepdim=True)
+        exps = scores.exp()
+        return exps / exps.sum(dim=-1, keepdim=True)
+        """), ("scores",))}
+    texts = {operator: [] for operator, _ in made}
+    for operator, mutated in made:
+        texts[operator].append(mutated)
+    assert any("shifted = scores.sub_(scores.amax(dim=-1, keepdim=True))" in t for t in texts["in-place-argument"])
+    assert any("exps = scores.exp_()" in t for t in texts["in-place-argument"])
+    assert any("shifted = scores\n" in t for t in texts["drop-shift"])  # the maximum no longer subtracted
+    [kept] = texts["kept-result"]
+    assert "global KEPT_RESULT" in kept and "KEPT_RESULT = exps / exps.sum(dim=-1, keepdim=True)" in kept
+    compile("def f(scores):\n" + textwrap.indent(kept, "    "), "<kept>", "exec")
+    # a constant kept between calls is the same constant: no mutant
+    assert not list(mutants._contract_mutations("return math.inf\n", ()))
+
+
 def test_mutants_of_a_body_are_distinct_compile_and_stay_in_the_fence():
     exercise = registry.exercise("layer_norm")
     made = mutants.mutants_of(exercise)

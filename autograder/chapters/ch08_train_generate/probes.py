@@ -81,6 +81,9 @@ def make_cases(exercise_id):
             "default_clip": {**base, "max_grad_norm": None},
             "nan_loss": {**base, "max_grad_norm": 1.0, "poison": math.nan},
             "inf_loss": {**base, "max_grad_norm": 1.0, "poison": math.inf},
+            # another batch: another loss and norm (a result kept from an earlier call shows)
+            "other_batch": {**base, "max_grad_norm": 1.0, "inputs": torch.randint(0, VOCAB, (2, 3), generator=gen),
+                            "targets": torch.randint(0, VOCAB, (2, 3), generator=gen)},
         }
     if exercise_id == "evaluate":
         table, bias = randn(VOCAB, VOCAB), 0.5 * randn(VOCAB)
