@@ -590,8 +590,9 @@ def mismatch(got, expected):
                 return problem.within(f"第 {index} 项（从 0 数起）：", f"item {index} (counting from 0): ")
         return None
     if type(expected) is int and type(got) is float:  # the text says 整数: 107776.0 is not one
-        return Problem(f"你的结果 {got!r} 是 float；这里应返回整数（int）。",
-                       f"your result {got!r} is a float; an integer (int) is asked for here.", "structure")
+        # its value is not shown: a float equal to the expected integer would reveal it
+        return Problem("你的结果是 float；这里应返回整数（int）。",
+                       "your result is a float; an integer (int) is asked for here.", "structure")
     if got != expected or type(got) is not type(expected) and not _both_numbers(got, expected):
         # another type (a text where a number belongs, "raised ..." where a value does) is a wrong structure
         kind = "values" if type(got) is type(expected) or _both_numbers(got, expected) else "structure"

@@ -66,7 +66,7 @@ def make_cases(exercise_id):
             "generated": {"itos": [UNK] + list(ALPHABET[:20]), "text": _text(gen, 300)},
             # the first case's text with another vocabulary: ids kept from another tokenizer show
             "other_vocab": {"itos": [UNK] + list(reversed(ALPHABET)), "text": "山月，春風花。\n秋水雲山月，"},
-            "tuple_input": {"itos": ENCODE_ITOS, "text": ("山", "月")},  # not a str either: TypeError
+            "tuple_input": {"itos": ENCODE_ITOS, "text": tuple("山月")},  # not a str either: TypeError
         }
     if exercise_id == "decode":
         itos = [UNK] + list(ALPHABET)  # V = 28

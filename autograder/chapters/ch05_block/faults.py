@@ -314,9 +314,9 @@ fault.change("block", "attention_branch_detached",
              ("hidden = hidden + attended", "hidden = hidden + attended.detach()"))
 
 fault.change("parameter_count", "float_count",
-             "账本算成了 float（math.pow 返回 float）：参数个数是整数，应返回 int，比如 107776 而不是 107776.0。",
+             "账本算成了 float（math.pow 返回 float）：参数个数是整数，应返回 int（比如 12，而不是 12.0）。",
              "the ledger is computed as a float (math.pow returns a float): a parameter count is an integer, so return "
-             "an int, 107776 rather than 107776.0.",
+             "an int (12, say, not 12.0).",
              ("per_block = 4 * d * d", "per_block = 4 * math.pow(d, 2)"))
 
 fault.change("parameter_count", "ledger_without_ffn_bias", "账本漏掉了 FFN 的两个偏置（f + d）。",
