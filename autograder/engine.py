@@ -438,8 +438,7 @@ def _contract_checks(exercise, outcomes):
         if outcome.get("unsteady"):
             unsteady.append(name)
     if changed:
-        inputs_zh = "、".join(f"{key}（用例 {name}）" for key, name in changed.items())
-        inputs_en = ", ".join(f"{key} (case {name})" for key, name in changed.items())
+        inputs_zh, inputs_en = _inputs_and_cases(changed)
         checks.append(Check(
             "leaves its inputs as they were", False,
             f"你的代码改写了传入的参数 {inputs_zh}：调用结束后，参数的值与调用前不同。练习函数只读取参数、"
@@ -451,8 +450,7 @@ def _contract_checks(exercise, outcomes):
             "contract"))
     earlier = shared.pop(probes.EARLIER, None)
     if shared:
-        inputs_zh = "、".join(f"{key}（用例 {name}）" for key, name in shared.items())
-        inputs_en = ", ".join(f"{key} (case {name})" for key, name in shared.items())
+        inputs_zh, inputs_en = _inputs_and_cases(shared)
         checks.append(Check(
             "returns new memory, not a view of its inputs", False,
             f"你返回的张量与传入的参数 {inputs_zh} 共用同一块内存（它是参数的视图，或就是参数本身）："
@@ -480,6 +478,12 @@ def _contract_checks(exercise, outcomes):
             "a global) or changes something it reads later.",
             "contract"))
     return checks
+
+
+def _inputs_and_cases(found):
+    """{input: the case it was seen in} as feedback words, (zh, en)."""
+    return ("、".join(f"{key}（用例 {name}）" for key, name in found.items()),
+            ", ".join(f"{key} (case {name})" for key, name in found.items()))
 
 
 def faults_of(exercise_id):
