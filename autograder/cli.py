@@ -219,7 +219,8 @@ def _mutants(args):
     timer, pool = Timer(), WorkerPool()
     try:
         results = mutants.run(chosen, pool, per_exercise=args.sample, exercises=args.exercise or None,
-                              show_progress=True, timeout=args.timeout)
+                              show_progress=True, timeout=args.timeout,
+                              second_order=mutants.SECOND_ORDER if args.second_order is None else args.second_order)
     finally:
         pool.close()
     command = "hero mutants " + " ".join(sys.argv[2:]) if sys.argv[1:2] == ["mutants"] else "hero mutants"
@@ -467,6 +468,9 @@ def main(argv=None):
     mut.add_argument("--exercise", action="append", metavar="ID", help="only this exercise (repeatable)")
     mut.add_argument("--sample", type=int, metavar="N", help="only a fixed sample of N mutants per exercise")
     mut.add_argument("--timeout", type=float, default=10.0, help="seconds of CPU time per mutant (default 10)")
+    mut.add_argument("--second-order", type=int, default=None, metavar="N",
+                     help="mutants of two edits per exercise, a fixed sample of the pairs (default: "
+                          "SECOND_ORDER in autograder/mutants.py)")
     mut.add_argument("--out", default="mutants-report.md", help="the report (default: mutants-report.md)")
     mut.set_defaults(run=_mutants)
 

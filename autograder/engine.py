@@ -396,27 +396,25 @@ def reference_outputs(exercise_id):
     return {name: _run(module, exercise_id, name) for name in cases_of(exercise_id)}
 
 
-def _changes(module, exercise_id):
-    """{case: the inputs a call of `module`'s exercise leaves changed}, on fresh copies of the cases."""
-    outputs = probes.run_all(chapter_probes(exercise_id).run_case, module, exercise_id,
-                             fresh_copy(cases_of(exercise_id)), "cpu")
-    return {name: frozenset(outcome.get("changed", ())) for name, outcome in outputs.items()}
+def contract_record(outcomes):
+    """{case: (inputs left changed, inputs or EARLIER the output shares, a second call unlike the first)}
+    from probes.run_all's (or a worker's) record of each call: what _diagnose compares besides values."""
+    return {name: (frozenset(outcome.get("changed", ())), frozenset(outcome.get("shares", ())),
+                   bool(outcome.get("unsteady"))) for name, outcome in outcomes.items()}
+
+
+def _contract_of(module, exercise_id):
+    """contract_record of `module`'s exercise on fresh copies of the cases."""
+    return contract_record(probes.run_all(chapter_probes(exercise_id).run_case, module, exercise_id,
+                                          fresh_copy(cases_of(exercise_id)), "cpu"))
 
 
 @lru_cache(maxsize=None)
-def reference_changes(exercise_id):
-    """The inputs the reference's own call leaves changed, case by case: the declaration
-    (Exercise.may_change) must allow them (tests/test_contract.py)."""
-    with _REFERENCE_IN_USE:
-        return _changes(reference_module(exercise_id), exercise_id)
-
-
-@lru_cache(maxsize=None)
-def fault_changes(exercise_id, fault_id):
-    """The inputs the reference with one fault's body in place leaves changed, case by case."""
+def fault_contract(exercise_id, fault_id):
+    """contract_record of the reference with one fault's body in place."""
     entry = next(entry for entry in faults_of(exercise_id) if entry.id == fault_id)
     with _body_in_reference(exercise_id, entry.function) as module:
-        return _changes(module, exercise_id)
+        return _contract_of(module, exercise_id)
 
 
 def _contract_checks(exercise, outcomes):
@@ -501,14 +499,31 @@ def fault_outputs(exercise_id, fault_id):
 def fault_received(exercise_id, fault_id):
     """A fault's outputs as the grader would receive them from a worker, through the wire (a numpy
     number arrives as a plain one), and the foreign scalar types each case's output holds."""
+    return _through_the_wire(fault_outputs(exercise_id, fault_id))
+
+
+def _through_the_wire(outputs):
+    """({case: the output as the grader receives it}, {case: its foreign scalar types})."""
     received, kinds = {}, {}
-    for name, value in fault_outputs(exercise_id, fault_id).items():
+    for name, value in outputs.items():
         if isinstance(value, probes.Unusable):
             received[name], kinds[name] = value, frozenset()
             continue
         sent = wire.encode(value)
         received[name], kinds[name] = wire.decode(sent), frozenset(wire.scalar_types_of(sent))
     return received, kinds
+
+
+def diagnosis_in_process(exercise_id, function):
+    """The fault whose misconception the feedback would name for `function` as the exercise's body,
+    found in this process with the grader's own rule (_diagnose), or None: the tests ask it of many
+    bodies at a fraction of a graded submission's cost."""
+    received, kinds = _through_the_wire(outputs_with(exercise_id, function))
+    outcomes = {name: ("raised", {"type": value.reason.partition(":")[0]}) if isinstance(value, probes.Unusable)
+                else ("ok", value) for name, value in received.items()}
+    with _body_in_reference(exercise_id, function) as module:
+        contract = _contract_of(module, exercise_id)
+    return _diagnose(exercise_id, outcomes, contract, kinds)
 
 
 def outputs_with(exercise_id, function):
@@ -560,6 +575,8 @@ def mismatch(got, expected):
             return Problem(f"应返回张量，实际返回 {got.reason}。", f"expected a tensor, got {got.reason}.", "structure")
         return Problem(f"输出无法使用：{got.reason}", f"unusable output: {got.reason}", "structure")
     if isinstance(expected, torch.Tensor):
+        if isinstance(got, str):  # what a probe saw instead of a usable result ("a numpy.float64, not ..."), said
+            return Problem(f"你的结果：{got}", f"your result: {got}", "structure")
         if not isinstance(got, torch.Tensor):
             return Problem(f"应返回张量，实际返回 {type(got).__name__}。", f"expected a tensor, got {type(got).__name__}.",
                            "structure")
@@ -579,6 +596,10 @@ def mismatch(got, expected):
                            f"the values differ from the reference (your output: {_values(got)}).")
         return None
     if isinstance(expected, (tuple, list)):
+        if isinstance(got, (tuple, list)) and type(got) is not type(expected):  # the text names which
+            return Problem(f"你返回了 {type(got).__name__}；这里应返回 {type(expected).__name__}。",
+                           f"you returned a {type(got).__name__}; a {type(expected).__name__} is asked for here.",
+                           "structure")
         if not isinstance(got, (tuple, list)) or len(got) != len(expected):
             return Problem(f"返回值的结构与参考实现不同（你返回了 {_describe(got, 'zh')}）。",
                            f"the returned structure differs from the reference's (you returned {_describe(got, 'en')}).",
@@ -597,6 +618,9 @@ def mismatch(got, expected):
         # its value is not shown: a float equal to the expected integer would reveal it
         return Problem("你的结果是 float；这里应返回整数（int）。",
                        "your result is a float; an integer (int) is asked for here.", "structure")
+    if type(expected) is float and type(got) is int:  # the text says 浮点数: 1 is not one (nor shown)
+        return Problem("你的结果是 int；这里应返回浮点数（float）。",
+                       "your result is an int; a float is asked for here.", "structure")
     if got != expected or type(got) is not type(expected) and not _both_numbers(got, expected):
         # another type (a text where a number belongs, "raised ..." where a value does) is a wrong structure
         kind = "values" if type(got) is type(expected) or _both_numbers(got, expected) else "structure"
@@ -655,22 +679,24 @@ def _same_outcome(got, fault_value):
     return kind == "ok" and mismatch(value, fault_value) is None
 
 
-def _diagnose(exercise_id, cpu, changed, foreign):
+def _diagnose(exercise_id, cpu, contract, foreign):
     """The known misconception the student's outcomes reproduce, or None.
 
     A fault is named only when the student's outcome is the fault's on every case (the same
     value, or the same exception type where the fault's body raised): a body that matches a
     fault only where the fault raised, or only on the cases that do not tell it from the
     reference, has another mistake, and naming this one would send the student to the wrong
-    line.  `foreign`: {case: the foreign scalar types of the student's output} (wire.scalar_types_of),
+    line.  `contract`: contract_record of the student's calls, which must be the fault's too (a
+    fault that writes into an input, hands out a view or keeps state is named only for a call
+    that does the same, and a fault that does none of these never for one that does);
+    `foreign`: {case: the foreign scalar types of the student's output} (wire.scalar_types_of),
     which must be the fault's too."""
+    nothing = (frozenset(), frozenset(), False)
     for entry in faults_of(exercise_id):
         expected, kinds = fault_received(exercise_id, entry.id)
         if all(name in cpu and _same_outcome(cpu[name], value) and kinds[name] == foreign.get(name, frozenset())
                for name, value in expected.items()):
-            writes = fault_changes(exercise_id, entry.id)
-            # a fault that writes into its inputs is named only for a call that changes the same ones
-            if not any(writes.values()) or all(writes[name] == changed.get(name, frozenset()) for name in writes):
+            if all(record == contract.get(name, nothing) for name, record in fault_contract(exercise_id, entry.id).items()):
                 return entry
     return None
 
@@ -900,7 +926,6 @@ def judge_exercise(exercise, max_score, reply, devices_seen, reaches=()):
     # what else each CPU call did (inputs changed, memory shared, a second call unlike the first): judged
     # here; the changed inputs are matched by _diagnose too
     result.checks.extend(_contract_checks(exercise, body["outputs"].get("cpu", {})))
-    changes = {name: frozenset(outcome.get("changed", ())) for name, outcome in body["outputs"].get("cpu", {}).items()}
     # the call is named from the registry, never from the reply's own words
     used = [entry for entry in exercise.forbids if entry.call in body.get("forbidden", [])]
     for entry in used:
@@ -914,7 +939,7 @@ def judge_exercise(exercise, max_score, reply, devices_seen, reaches=()):
     if not all(check.passed for check in result.checks) and not used:
         kinds = {name: frozenset(wire.scalar_types_of(outcome["ok"]))
                  for name, outcome in body["outputs"].get("cpu", {}).items() if "ok" in outcome}
-        diagnosis = _diagnose(exercise.id, cpu, changes, kinds)
+        diagnosis = _diagnose(exercise.id, cpu, contract_record(body["outputs"].get("cpu", {})), kinds)
         if diagnosis is not None:
             result.misconception = diagnosis.id
             misconception = ("可能的误解：" + diagnosis.zh, "likely misconception: " + diagnosis.en)

@@ -264,6 +264,85 @@ def mutants_of(exercise):
     return found
 
 
+SECOND_ORDER = 20  # second-order mutants per exercise in a full run: a fixed sample of the pairs
+
+
+def _line_edits(reference, lines):
+    """The edits turning the reference lines into `lines`: [(first, past, new lines)] over reference lines."""
+    matcher = difflib.SequenceMatcher(None, reference, list(lines), autojunk=False)
+    return [(i1, i2, list(lines[j1:j2])) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def second_order_of(exercise, count=SECOND_ORDER):
+    """`count` mutants of two edits each: pairs of first-order mutants whose changes touch lines apart
+    (neither adjacent nor shared), both applied; a fixed sample (the pairs whose hash sorts first), so
+    that a pair's edits can mask or undo each other, which no first-order mutant shows."""
+    reference = release.reference_body(exercise)
+    first = mutants_of(exercise)
+    edits = {m.id: _line_edits(reference, m.lines) for m in first}
+
+    def reach(mutant):  # the reference lines an edit touches, an insertion touching its neighbours
+        return {line for i1, i2, _ in edits[mutant.id] for line in range(i1 - 1, max(i2, i1 + 1) + 1)}
+
+    pairs = sorted(((a, b) for index, a in enumerate(first) for b in first[index + 1:]),
+                   key=lambda pair: hashlib.sha1((pair[0].id + pair[1].id).encode()).hexdigest())
+    made, seen = [], {m.lines for m in first}
+    for a, b in pairs:
+        if len(made) == count:
+            break
+        if reach(a) & reach(b):
+            continue
+        lines = list(reference)
+        for i1, i2, new in sorted(edits[a.id] + edits[b.id], key=lambda edit: edit[0], reverse=True):
+            lines[i1:i2] = new
+        lines = tuple(lines)
+        if lines in seen:
+            continue
+        seen.add(lines)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                compile(release.exercise_source(exercise, list(lines)), "<mutant>", "exec")
+        except SyntaxError:
+            continue
+        made.append(Mutant(exercise.id, f"{a.operator}+{b.operator}", lines, a.diff + "\n" + b.diff))
+    return made
+
+
+def _tokens(lines):
+    """The code tokens of body lines (comments, layout and the end marker left out), as strings."""
+    import io
+    import tokenize
+    skipped = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+               tokenize.ENDMARKER}
+    text = "\n".join(lines) + "\n"
+    return [token.string for token in tokenize.generate_tokens(io.StringIO(text).readline) if token.type not in skipped]
+
+
+def changed_tokens(reference, lines):
+    """The positions of the reference body's tokens that `lines` replaces or deletes, and, for an
+    insertion, the tokens on either side of it."""
+    before = _tokens(reference)
+    matcher = difflib.SequenceMatcher(None, before, _tokens(lines), autojunk=False)
+    touched = set()
+    for tag, i1, i2, _, _ in matcher.get_opcodes():
+        if tag != "equal":
+            touched.update(range(i1, i2) if i2 > i1 else (i1 - 1, i1))
+    return touched
+
+
+def names_its_mistake(mutant, fault):
+    """Whether feedback naming `fault` for `mutant` names a mistake the mutant has: the fault's change
+    and the mutant's touch the same tokens of the reference body (`x - 1` -> `x * 1` is the fault's
+    `x - 1` -> `x`; `+ f - d + 4 * d` is not `+ f + d + 2 * d`, although the totals agree), or the
+    fault only says what was observed (Entry.observed)."""
+    if fault.observed:
+        return True
+    reference = release.reference_body(registry.exercise(mutant.exercise))
+    ours = release.body_lines(fault.source, "")
+    return bool(changed_tokens(reference, mutant.lines) & changed_tokens(reference, ours))
+
+
 def sample(mutants, per_exercise):
     """A fixed sample: the `per_exercise` mutants of each exercise whose ids sort first."""
     by_exercise = {}
@@ -345,16 +424,18 @@ class ExerciseResult:
         return self.killed / killable if killable else 1.0
 
 
-def run(assignments, pool=None, per_exercise=None, exercises=None, show_progress=False, timeout=None):
+def run(assignments, pool=None, per_exercise=None, exercises=None, show_progress=False, timeout=None,
+        second_order=SECOND_ORDER):
     """Grade the mutants of every exercise of `assignments` (a fixed sample of `per_exercise` each,
-    or all); a list of ExerciseResult."""
+    or all), and `second_order` mutants of two edits per exercise; a list of ExerciseResult."""
     from . import engine
     results = []
     root = Path(tempfile.mkdtemp(prefix="hero-mutants-"))
     try:
         for assignment in assignments:
             listed = equivalents(assignment)
-            made = [m for e in assignment.exercises if exercises is None or e.id in exercises for m in mutants_of(e)]
+            made = [m for e in assignment.exercises if exercises is None or e.id in exercises
+                    for m in mutants_of(e) + second_order_of(e, second_order)]
             chosen = sample(made, per_exercise) if per_exercise else made
             folders = []
             for mutant in chosen:

@@ -164,6 +164,10 @@ class Entry:
     # grader's runs while it takes the shortcut; reading its source (reach.py) is what costs it
     # the exercise, and its feedback names the line
     unseen: bool = False
+    # a fault only: its words say what was observed, not what caused it, because bodies with other
+    # mistakes give the same outputs on every case (a ledger short by 2d per block, whichever 2d);
+    # feedback naming it is never wrong about the body (tests/test_feedback_names.py)
+    observed: bool = False
     edits: tuple = ()
 
     @property
@@ -219,7 +223,7 @@ def catalogue(kind):
     those edits.  Catalogue bodies use only names the exercise's module itself has (torch, math, F)."""
     entries = []
 
-    def entry(exercise, zh, en=None, **expected):  # expected: Entry.route, Entry.raises or Entry.unseen
+    def entry(exercise, zh, en=None, **expected):  # expected: Entry.route, raises, unseen or observed
         def register(function):
             entries.append(Entry(function.__name__, exercise, zh, en or zh, function, kind, **expected))
             return function
