@@ -262,3 +262,55 @@ fault.change("unigram_cross_entropy", "zero_probability_skipped",
              "0, its loss -ln 0 is infinite and so is the mean: return math.inf instead of leaving it out. Recheck "
              "the step where a probability is 0.",
              ("        return math.inf", "        continue"))
+
+
+# --- the contract and the rules, from the independent set (issue 39) ---------------------------
+
+
+fault.change("decode", "tensor_ids_unchecked",
+             "张量形式的 id 没有检查范围：-1 被当成 Python 的负下标取到最后一个字。任何不在 [0, V) 里的 id，列表也好、"
+             "张量也好，都抛出 ValueError。",
+             "ids given as a tensor are not range-checked: -1 is taken as a negative Python index and reads the last "
+             "token. Any id outside [0, V), in a list or in a tensor, raises ValueError.",
+             ("    if not 0 <= index < len(self.itos):",
+              "    if not hasattr(ids, \"shape\") and not 0 <= index < len(self.itos):"))
+
+fault.change("decode", "empty_tensor_max",
+             "空的张量让你的代码出错了（对空张量取 max()）：空的 id 序列解码成空字符串 \"\"，张量也一样。",
+             "an empty tensor made your code fail (max() of an empty tensor): an empty sequence of ids decodes to the "
+             "empty string \"\", as a tensor too.",
+             ("pieces = []", "if hasattr(ids, \"max\") and int(ids.max()) >= len(self.itos):\n"
+                             "    raise ValueError(\"id out of range\")\npieces = []"))
+
+fault.change("encode", "unknown_added_to_stoi",
+             "encode 把表外的字加进了 self.stoi（setdefault）：encode 只读词表，不往里添东西。",
+             "encode adds the unknown characters to self.stoi (setdefault): encode reads the vocabulary and adds "
+             "nothing to it.",
+             ("self.stoi.get(char, self.unk_id)", "self.stoi.setdefault(char, self.unk_id)"))
+
+fault.change("encode", "literal_unk_as_one_id",
+             "文本里的字符串 \"<unk>\" 被编成了一个 id：它是五个字，每个字一个 id（都不在词表里就是五个 <unk>）。",
+             "the text \"<unk>\" was encoded as one id: it is five characters, one id each (five <unk> ids when none of "
+             "them is in the vocabulary).",
+             ("for char in text]", "for char in text.replace(\"<unk>\", \"\\x00\")]"))
+
+fault.change("encode", "sequences_refused_only",
+             "只有 list 和 tuple 抛出 TypeError：不是 str 的任何输入（dict、bytes……）都抛出 TypeError。",
+             "only a list or a tuple raises TypeError: any input that is not a str (a dict, bytes...) raises TypeError.",
+             ("if not isinstance(text, str):", "if isinstance(text, (list, tuple)):"))
+
+fault.change("unigram_cross_entropy", "eval_ids_sorted",
+             "eval_ids 被原地排序了（.sort()）：练习函数只读传给它的列表，调用之后它必须和调用前一样。",
+             "eval_ids was sorted in place (.sort()): an exercise only reads the lists it is given, which must be as "
+             "they were after the call.",
+             ("for index in eval_ids:", "eval_ids.sort()\nfor index in eval_ids:"))
+
+
+@fault("coverage",
+       "把每个词表项在文本里出现的次数加起来（text.count），连 <unk> 也算：文本里写着的 \"<unk>\" 五个字不在词表里，"
+       "一个字也不覆盖。逐字判断它在不在词表（<unk> 除外）里。",
+       "the occurrences of every vocabulary entry in the text were added up (text.count), <unk> included: the five "
+       "characters of a \"<unk>\" written in the text are not in the vocabulary and cover nothing. Check character "
+       "by character whether it is in the vocabulary (<unk> aside).")
+def counts_every_entry(itos, text):
+    return sum(text.count(token) for token in set(itos)) / len(text)

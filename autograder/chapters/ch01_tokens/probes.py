@@ -67,6 +67,10 @@ def make_cases(exercise_id):
             # the first case's text with another vocabulary: ids kept from another tokenizer show
             "other_vocab": {"itos": [UNK] + list(reversed(ALPHABET)), "text": "山月，春風花。\n秋水雲山月，"},
             "tuple_input": {"itos": ENCODE_ITOS, "text": tuple("山月")},  # not a str either: TypeError
+            # a dict of characters iterates like a text, but is no str either (bytes do not reach the worker)
+            "dict_input": {"itos": ENCODE_ITOS, "text": {"山": 1, "月": 2}},
+            # the text "<unk>" is five characters, none of them in the vocabulary: five unknown ids
+            "literal_unk": {"itos": ENCODE_ITOS, "text": "山<unk>月"},
         }
     if exercise_id == "decode":
         itos = [UNK] + list(ALPHABET)  # V = 28
@@ -78,6 +82,9 @@ def make_cases(exercise_id):
             "too_large": {"itos": itos, "ids": torch.tensor([2, len(itos)], dtype=torch.int64)},
             # past V, not just at it: a bound written as `index != V` lets these through
             "far_too_large": {"itos": itos, "ids": torch.tensor([len(itos) + 5, 1], dtype=torch.int64)},
+            # the same rules for a tensor of ids: a negative one is an error, an empty one decodes to ""
+            "negative_tensor": {"itos": itos, "ids": torch.tensor([3, -1], dtype=torch.int64), "as_tensor": True},
+            "empty_tensor": {"itos": itos, "ids": torch.zeros(0, dtype=torch.int64), "as_tensor": True},
         }
     if exercise_id == "coverage":
         return {
@@ -86,6 +93,8 @@ def make_cases(exercise_id):
             "full": {"itos": [UNK] + sorted(set(POEM_A)), "text": POEM_A},
             "nothing": {"itos": [UNK], "text": POEM_A},
             "generated": {"itos": [UNK] + list(ALPHABET[:12]), "text": _text(gen, 500)},
+            # the five characters of a literal "<unk>" in the text are not in the vocabulary: not covered
+            "literal_unk": {"itos": [UNK, "山", "月"], "text": "山<unk>月"},
         }
     if exercise_id == "unigram_cross_entropy":
         train = _ids(gen, 400, 25)
@@ -166,12 +175,14 @@ def _id_list(value):
 
 
 def _number(value):
-    """A real number as a 0-dim float64 tensor, compared with the course's tolerance."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return torch.tensor(float(value), dtype=torch.float64)
-    if isinstance(value, torch.Tensor) and value.numel() == 1 and value.is_floating_point():
-        return value.detach().to("cpu", torch.float64).reshape(())
-    return value
+    """A Python float as a 0-dim float64 tensor, compared with the course's tolerance; anything else
+    (an int, a numpy or torch number) as what was seen: the text asks for a float, and the course's
+    functions return Python's own numbers."""
+    if type(value) is float:
+        return torch.tensor(value, dtype=torch.float64)
+    kind = type(value).__module__ + "." + type(value).__qualname__ if type(value).__module__ != "builtins" \
+        else type(value).__name__
+    return f"a {kind}, not a Python float"
 
 
 # --- probes ----------------------------------------------------------------------------
@@ -184,26 +195,35 @@ def run_case(module, exercise_id, case_name, case, device):
         return module.build_vocab(case["text"], case["max_size"])
     if exercise_id == "encode":
         tokenizer = module.Tokenizer(case["itos"])
-        if case_name in ("unknown", "list_input", "tuple_input"):
-            return _id_list(_raised(lambda: tokenizer.encode(case["text"])))
-        return _id_list(tokenizer.encode(case["text"]))
+        table = dict(tokenizer.stoi)
+        if case_name in ("unknown", "list_input", "tuple_input", "dict_input"):
+            ids = _id_list(_raised(lambda: tokenizer.encode(case["text"])))
+        else:
+            ids = _id_list(tokenizer.encode(case["text"]))
+        if tokenizer.stoi != table:  # encode reads the vocabulary; it never adds to it
+            return (f"encode changed the tokenizer's stoi (it had {len(table)} entries, it has "
+                    f"{len(tokenizer.stoi)} after the call)")
+        return ids
     if exercise_id == "decode":
         tokenizer = module.Tokenizer(case["itos"])
         ids = case["ids"].to(device) if case.get("as_tensor") else case["ids"].tolist()
-        if case_name in ("negative", "too_large", "far_too_large"):
+        if case_name in ("negative", "too_large", "far_too_large", "negative_tensor"):
             return _raised(lambda: tokenizer.decode(ids))
         return tokenizer.decode(ids)
     if exercise_id == "coverage":
         with _encode_double_in(module):
             return _number(module.coverage(case["itos"], case["text"]))
     if exercise_id == "unigram_cross_entropy":
-        train = case["train"].tolist()
+        train = case["train"].tolist()  # the lists of Python ints a caller passes
         if case_name == "each_id":
             values = [float(module.unigram_cross_entropy(train, [i], case["vocab_size"], alpha=case["alpha"]))
                       for i in range(case["vocab_size"])]
             return torch.tensor(values, dtype=torch.float64)
         evaluated = case["eval"].tolist()
-        if "alpha" in case:
-            return _number(module.unigram_cross_entropy(train, evaluated, case["vocab_size"], alpha=case["alpha"]))
-        return _number(module.unigram_cross_entropy(train, evaluated, case["vocab_size"]))
+        given = (list(train), list(evaluated))
+        alpha = {"alpha": case["alpha"]} if "alpha" in case else {}
+        value = _number(module.unigram_cross_entropy(train, evaluated, case["vocab_size"], **alpha))
+        if (train, evaluated) != given:  # made here, so the grader's contract check cannot see them change
+            return "unigram_cross_entropy changed a list it was given (train_ids or eval_ids): it only reads them"
+        return value
     raise KeyError(exercise_id)

@@ -21,7 +21,7 @@ CATALOGUE, fault = catalogue("fault")
 # the reference's lines that several faults edit
 TYPE_CHECK = ('if ids.dtype not in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):\n'
               '    raise TypeError(f"ids 应为整数张量，收到 {ids.dtype} (ids must be an integer tensor)")\n')
-ONE_HOT_RANGE_CHECK = ('if ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):\n'
+ONE_HOT_RANGE_CHECK = ('if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):\n'
                        '    raise ValueError(f"id 超出 [0, {vocab_size}) (an id is out of range)")\n')
 SCATTERED = "return rows.scatter_(-1, ids.long().unsqueeze(-1), 1.0)"
 LOOKUP_RANGE_CHECK = ('if ids.numel() and (ids.min() < 0 or ids.max() >= weight.shape[0]):\n'
@@ -48,7 +48,7 @@ def one_based_columns(ids, vocab_size, dtype=torch.float32):
     # written whole: columns numbered 1..V compared with the ids, which scatter_ cannot express
     if ids.is_floating_point():
         raise TypeError("ids must be an integer tensor")
-    if ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
         raise ValueError("an id is out of range")
     columns = torch.arange(1, vocab_size + 1, device=ids.device)
     return (ids.long().unsqueeze(-1) == columns).to(dtype)
@@ -220,3 +220,34 @@ fault.change("init_normal", "std_ignored",
              "the std argument is ignored and 0.02 always used: 0.02 is only the default; when the caller passes "
              "another std, use it.",
              (DRAWN, "weight.normal_(0.0, 0.02, generator=generator)"))
+
+
+# --- the rules, from the independent set (issue 39) ---------------------------------------------
+
+
+fault.change("one_hot", "only_float32_refused",
+             "只有 float32 的 ids 抛出 TypeError：任何浮点 ids（float64、float16……）都不是整数 id，一样要抛出。",
+             "only float32 ids raise TypeError: floating ids of any dtype (float64, float16...) are no integer ids and "
+             "raise as well.",
+             (TYPE_CHECK, 'if ids.dtype == torch.float32:\n'
+                          '    raise TypeError(f"ids 应为整数张量，收到 {ids.dtype} (ids must be an integer tensor)")\n'))
+
+fault.change("one_hot", "range_checked_in_ids_dtype",
+             "范围检查在 ids 自己的 dtype 里做：uint8 的 ids 与 vocab_size=300 比较时 300 会回绕成 44，合法的 id 被拒。"
+             "先把它们转成 Python 整数（int(...)）或 int64 再比较。",
+             "the range was checked in the ids' own dtype: compared with uint8 ids, vocab_size=300 wraps to 44 and a valid "
+             "id is refused. Compare them as Python ints (int(...)) or as int64.",
+             ("(int(ids.min()) < 0 or int(ids.max()) >= vocab_size)", "(ids.min() < 0 or ids.max() >= vocab_size)"))
+
+
+@fault("init_normal",
+       "用 torch.randn(...) * std 另画了一批数再拷进去：这不是 normal_ 给出的数（逐位不同，float64 时相差更大）。"
+       "用 weight.normal_(0, std, generator=generator) 或 torch.nn.init.normal_。",
+       "another batch was drawn with torch.randn(...) * std and copied in: these are not normal_'s numbers (they "
+       "differ in the last bits, and by more in float64). Use weight.normal_(0, std, generator=generator) or "
+       "torch.nn.init.normal_.")
+def randn_times_std(weight, std=0.02, generator=None):
+    drawn = torch.randn(tuple(weight.shape), generator=generator) * std
+    with torch.no_grad():
+        weight.copy_(drawn)
+    return weight

@@ -42,12 +42,16 @@ def make_cases(exercise_id):
             "int32_ids": {"ids": randint(6, 3, 2, dtype=torch.int32), "vocab_size": 6},
             "float64_rows": {"ids": torch.tensor([[3, 1, 0, 2]]), "vocab_size": 4, "dtype": "float64"},
             "float_ids": {"ids": torch.tensor([1.0, 2.0, 0.0]), "vocab_size": 3, "must_raise": True},
+            # any floating dtype, not float32 alone: no float id is an integer id
+            "float64_ids": {"ids": torch.tensor([[0.0, 2.0]], dtype=torch.float64), "vocab_size": 3, "must_raise": True},
             "too_large": {"ids": torch.tensor([[0, 5, 2]]), "vocab_size": 5, "must_raise": True},
             "negative": {"ids": torch.tensor([[1, -1, 2]]), "vocab_size": 5, "must_raise": True},
             # past V, not just at it: a bound written as `== vocab_size` lets it through
             "far_too_large": {"ids": torch.tensor([[2, 8, 0]]), "vocab_size": 5, "must_raise": True},
             # an integer dtype that scatter_ refuses as an index (it takes int64 and int32 only)
             "uint8_ids": {"ids": randint(6, 2, 3, dtype=torch.uint8), "vocab_size": 6},
+            # V past uint8's range: ids compared with V in their own dtype see V wrap (300 -> 44) and refuse 50
+            "uint8_wide_vocab": {"ids": torch.tensor([50, 0, 255], dtype=torch.uint8), "vocab_size": 300},
             "scalar": {"ids": torch.tensor(3), "vocab_size": 5},  # [...] may be no axis at all: [V]
             "empty": {"ids": torch.zeros(2, 0, dtype=torch.int64), "vocab_size": 5},
         }
@@ -95,6 +99,8 @@ def make_cases(exercise_id):
             "no_generator": {"shape": [3, 4], "std": 0.3, "seed": None, "global_seed": 94},
             # large enough for the sample statistics of properties.py
             "large": {"shape": [256, 64], "seed": 16, "global_seed": 93},
+            # float64 with 16 or more numbers: normal_ draws float64 in its vectorised path here
+            "float64_large": {"shape": [16, 8], "std": 0.2, "seed": 17, "global_seed": 92, "dtype": "float64"},
         }
     raise KeyError(exercise_id)
 

@@ -49,6 +49,21 @@ def check(exercise_id, out, cases, reference, judges):
         default = out.get("default_std")
         if isinstance(default, tuple) and len(default) == 2:
             found.append(("fills in place and returns its argument", judges.judge_in_place(*default)))
+        # the text asks for normal_'s own numbers ("逐位相同"): another sampler of N(0, std^2) draws others
+        for name, case in cases.items():
+            got = out.get(name)
+            if case["seed"] is None or not (isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], torch.Tensor)):
+                continue
+            drawn = torch.zeros(case["shape"], dtype=getattr(torch, case.get("dtype", "float32"))).normal_(
+                0.0, case.get("std", reference.INIT_STD), generator=torch.Generator().manual_seed(case["seed"]))
+            if got[0].shape == drawn.shape and got[0].dtype == drawn.dtype and not torch.equal(got[0].cpu(), drawn):
+                found.append(("exactly the numbers normal_ draws from the generator", (
+                    f"用例 {name}：你的数与 weight.normal_(0, std, generator=generator) 给出的不是逐位相同；"
+                    f"本练习要 normal_（或 torch.nn.init.normal_）自己的数，别的采样方法给的是别的数。",
+                    f"case {name}: your numbers are not bit for bit those of weight.normal_(0, std, "
+                    f"generator=generator); the exercise asks for normal_'s (or torch.nn.init.normal_'s) own "
+                    f"numbers, and another sampler draws others.")))
+                break
         large = out.get("large")
         if isinstance(large, tuple) and len(large) == 2 and isinstance(large[0], torch.Tensor):
             found.append(("mean about 0, standard deviation about std",

@@ -18,9 +18,10 @@ CATALOGUE, variant = catalogue("correct")
 def compare_with_arange(ids, vocab_size, dtype=torch.float32):
     if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
         raise TypeError("ids must be an integer tensor")
-    if ((ids < 0) | (ids >= vocab_size)).any():
+    wide = ids.long()  # compared in int64: in uint8, vocab_size=300 would wrap to 44
+    if ((wide < 0) | (wide >= vocab_size)).any():
         raise ValueError("an id is out of range")
-    return (ids.unsqueeze(-1) == torch.arange(vocab_size, device=ids.device)).to(dtype)
+    return (wide.unsqueeze(-1) == torch.arange(vocab_size, device=ids.device)).to(dtype)
 
 
 @variant("one_hot", "torch.nn.functional.one_hot (int64), cast to the dtype asked for")
@@ -95,14 +96,6 @@ def accumulate_in_a_loop(ids, upstream, vocab_size):
     for position, row in zip(ids.reshape(-1).tolist(), upstream.reshape(-1, width)):
         grad[position] += row
     return grad
-
-
-@variant("init_normal", "torch.randn from the generator, scaled, copied in")
-def randn_copied_in(weight, std=0.02, generator=None):
-    draws = torch.randn(weight.shape, generator=generator, dtype=weight.dtype, device=weight.device)
-    with torch.no_grad():
-        weight.copy_(draws * std)
-    return weight
 
 
 @variant("init_normal", "torch.nn.init.normal_ with the generator")

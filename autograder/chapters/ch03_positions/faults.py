@@ -158,7 +158,7 @@ fault.change("add_positions", "add_bound_ignores_start",
 fault.change("untrained_positions", "untrained_off_by_one",
              "差一：长度为 L 的序列读第 0 到 L-1 行，第 L 行没有被读到，也应列出。",
              "off by one: a sequence of length L reads rows 0 to L-1, so row L is unread and belongs in the list.",
-             ("min(longest, block_size)", "min(longest + 1, block_size)"))
+             ("min(longest, block_size)", "min(longest + 1, block_size)"), observed=True)
 
 fault.change("untrained_positions", "shortest_length",
              "用了最短的序列长度；只要有一条序列读到某一行，这一行就得到梯度，所以要看最长的那条。",
@@ -182,3 +182,20 @@ fault.change("untrained_positions", "numpy_ids",
              "Python's own numbers (a tensor becomes a list with .tolist()).",
              ("return list(range(min(longest, block_size), block_size))",
               "return list(torch.arange(min(longest, block_size), block_size).numpy())"))
+
+
+# --- gradients and the contract, from the independent set (issue 39) ----------------------------
+
+
+fault.change("add_positions", "table_detached",
+             "位置表的行被 .detach() 了：数值没错，但梯度到不了位置表，它学不到任何东西。位置表和词嵌入一样随训练更新。",
+             "the table's rows were .detach()ed: the values are right, but no gradient reaches the table, so it learns "
+             "nothing. The position table is trained, as the token embeddings are.",
+             ("return token_vectors + table[start : start + length]",
+              "return token_vectors + table[start : start + length].detach()"))
+
+fault.change("untrained_positions", "lengths_sorted",
+             "lengths 被原地排序了（.sort()）：练习函数只读传给它的列表，调用之后它必须和调用前一样。",
+             "lengths was sorted in place (.sort()): an exercise only reads the list it is given, which must be as it "
+             "was after the call.",
+             ("longest = max(lengths, default=0)", "lengths.sort()\nlongest = lengths[-1] if lengths else 0"))

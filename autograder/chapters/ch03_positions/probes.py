@@ -54,6 +54,8 @@ def make_cases(exercise_id):
             "cache_overflow": {"x": randn(2, 2, 3), "table": randn(5, 3), "start": 4},  # one row would broadcast
             "no_tokens": {"x": randn(2, 0, 3), "table": randn(4, 3), "start": 4},  # a full cache and T = 0 fit
             "no_tokens_past_the_table": {"x": randn(2, 0, 3), "table": randn(4, 3), "start": 6},
+            # the table is learned: autograd's gradient of <output, upstream> reaches x and the rows read
+            "gradients": {"x": randn(2, 3, 4), "table": randn(6, 4), "start": 2, "upstream": randn(2, 3, 4)},
         }
     if exercise_id == "untrained_positions":
         return {
@@ -98,6 +100,17 @@ def _guarded(call):
     return _returned(value)
 
 
+def _gradients(module, case):
+    """(("x", gradient), ("table", gradient)): autograd's, for the output weighted by the case's
+    upstream; None where none reaches it (a table cut from the graph by .detach() or .data)."""
+    x, table = case["x"].clone().requires_grad_(True), case["table"].clone().requires_grad_(True)
+    with torch.enable_grad():
+        out = module.add_positions(x, table, start=case["start"])
+        if isinstance(out, torch.Tensor) and out.requires_grad and out.shape == case["upstream"].shape:
+            out.backward(case["upstream"])
+    return ("x", x.grad), ("table", table.grad)
+
+
 def _start(case):
     return {} if case["start"] is None else {"start": case["start"]}
 
@@ -116,11 +129,13 @@ def run_case(module, exercise_id, case_name, case, device):
                 pieces = torch.cat([module.add_positions(x[:, :k], table),
                                     module.add_positions(x[:, k:], table, start=k)], dim=1)
                 return whole, pieces
+            if case_name == "gradients":
+                return _gradients(module, case)
 
             def call():
                 return module.add_positions(case["x"], case["table"], **_start(case))
         elif exercise_id == "untrained_positions":
-            rows = module.untrained_positions(list(case["lengths"]), case["block_size"])
+            rows = module.untrained_positions(case["lengths"], case["block_size"])  # the caller's list: read only
             if isinstance(rows, list) and len(rows) > MAX_ITEMS:
                 return [rows[i : i + MAX_ITEMS] for i in range(0, len(rows), MAX_ITEMS)]
             return rows

@@ -59,7 +59,7 @@ fault.change("stable_softmax", "float32_out",
 fault.change("stable_softmax", "no_max_subtraction",
              "没有先减去每行的最大值：float32 的 exp(100) 溢出为 inf，inf/inf 得到 NaN。",
              "the row maximum is not subtracted first: float32 exp(100) overflows to inf and inf/inf gives NaN.",
-             ("torch.exp(shifted)", "torch.exp(scores)"))
+             (" - scores.amax(dim=-1, keepdim=True)", ""))
 
 fault.change("stable_softmax", "wrong_axis",
              "沿错了轴（dim=-2）做归一化：注意力权重是每个查询（每一行）对所有键的分布，沿最后一根轴。",
@@ -244,3 +244,43 @@ fault.change("attention", "no_output_projection",
              "漏掉了输出投影 proj：各头合并之后还要乘 W_O（self.proj，无偏置）。",
              "the output projection is missing: after merging the heads, multiply by W_O (self.proj, no bias).",
              (OUTPUT, "return self.merge_heads(weights @ v), present"))
+
+
+# --- gradients and range, from the independent set (issue 39) -----------------------------------
+
+
+fault.change("attention_scores", "keys_detached",
+             "k 被 .detach() 了：分数的数值没错，但梯度到不了键（也就到不了 W_K），注意力学不到该看哪里。",
+             "k was .detach()ed: the scores' values are right, but no gradient reaches the keys (nor W_K), so attention "
+             "cannot learn where to look.",
+             ("k.transpose(-2, -1)", "k.detach().transpose(-2, -1)"))
+
+fault.change("stable_softmax", "exps_detached",
+             "exp 的结果被 .detach() 了：概率的数值没错，但梯度到不了分数。softmax 是训练出来的模型的一部分。",
+             "the exponentials were .detach()ed: the probabilities are right, but no gradient reaches the scores. The "
+             "softmax is part of the trained model.",
+             ("exps = torch.exp(shifted)", "exps = torch.exp(shifted).detach()"))
+
+fault.change("stable_softmax", "first_score_subtracted",
+             "减去的是每行的第一个分数，不是最大值：只有减去最大值才保证 exp 不溢出（第一个远小于最大值时得到 inf/inf = NaN）。",
+             "each row's first score was subtracted, not its maximum: only the maximum keeps exp from overflowing (when "
+             "the first is far below the maximum, inf/inf gives NaN).",
+             ("scores.amax(dim=-1, keepdim=True)", "scores[..., :1]"))
+
+fault.change("split_heads", "split_detached",
+             "拆头之前 .detach() 了：形状和数值都对，但梯度回不到 q、k、v 的投影。",
+             "the tensor was .detach()ed before the split: shape and values are right, but no gradient flows back to "
+             "the q, k, v projections.",
+             ("return t.view(", "return t.detach().view("))
+
+fault.change("merge_heads", "merge_detached",
+             "合并之前 .detach() 了：形状和数值都对，但梯度回不到各头。",
+             "the tensor was .detach()ed before the merge: shape and values are right, but no gradient flows back to "
+             "the heads.",
+             ("return t.transpose(1, 2)", "return t.detach().transpose(1, 2)"))
+
+fault.change("attention", "projection_detached",
+             "qkv 投影的结果被 .detach() 了：输出的数值没错，但梯度到不了输入 x 和 W_QKV。",
+             "the qkv projection's result was .detach()ed: the output is right, but no gradient reaches the input x or "
+             "W_QKV.",
+             ("self.qkv(x).split(", "self.qkv(x).detach().split("))

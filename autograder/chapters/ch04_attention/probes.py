@@ -43,6 +43,8 @@ def make_cases(exercise_id):
             "no_head_axis": {"q": randn(2, 3, 8), "k": randn(2, 5, 8)},
             "hand": {"q": torch.tensor([[1.0, 0.0, 1.0, 0.0], [0.0, 2.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0]]),
                      "k": torch.tensor([[2.0, 0.0, 0.0, 0.0], [0.0, 1.0, 1.0, 0.0], [1.0, 0.0, 1.0, 2.0]])},
+            # autograd's gradients of <scores, upstream> for q and k: the scores are part of the trained model
+            "gradients": {"q": q, "k": k, "upstream": randn(2, 2, 3, 3)},
         }
     if exercise_id == "stable_softmax":
         scores = 2 * randn(2, 2, 3, 5)
@@ -58,6 +60,9 @@ def make_cases(exercise_id):
             "wide": {"scores": randn(3, 7)},
             "vector": {"scores": randn(5)},
             "float64": {"scores": randn(2, 4, dtype=torch.float64) * 3},  # float64 in, float64 out
+            # the maximum, not any other score, is what keeps exp from overflowing: the first one is far below it
+            "max_not_first": {"scores": torch.tensor([[0.0, 200.0, 199.0], [-150.0, 0.0, 1.0]])},
+            "gradients": {"scores": scores, "upstream": randn(2, 2, 3, 5)},
         }
     if exercise_id in ("split_heads", "merge_heads"):
         def case(batch, length, width, heads, counting=False):
@@ -73,6 +78,9 @@ def make_cases(exercise_id):
             "three_heads": case(1, 5, 6, 3),
             "one_head": case(2, 3, 4, 1),
             "square_heads": case(1, 4, 8, 2),  # d_h = 4 = T: a head transposed inside keeps its shape
+            # autograd's gradient of <output, upstream> for x: the heads are part of the trained model
+            "gradients": {**case(2, 3, 4, 2), "upstream": randn(*((2, 2, 3, 2) if exercise_id == "split_heads"
+                                                                   else (2, 3, 4)))},
         }
     if exercise_id == "attention":
         return _attention_cases(randn)
@@ -108,6 +116,8 @@ def _attention_cases(randn):
         # how many of the scores handed to stable_softmax are -inf (the text: fill with -inf, not a large
         # negative number, which gives the same weights here and uniform ones in a row with nothing allowed)
         "mask_value": {"x": x, **weights},
+        # the forward is trained: autograd's gradients of <output, upstream> reach x, qkv and proj
+        "gradients": {"x": x, **weights, "upstream": randn(2, 3, WIDTH)},
     }
 
 
@@ -188,6 +198,11 @@ def _doubles_in(module):
 def run_case(module, exercise_id, case_name, case, device):
     """Outputs of one case.  `case` holds CPU tensors; they are moved to `device`."""
     case = {k: (v.to(device) if isinstance(v, torch.Tensor) else v) for k, v in case.items()}
+    if case_name == "gradients" and exercise_id == "attention":
+        with _doubles_in(module):
+            return _attention_gradients(module, case, device)
+    if case_name == "gradients":
+        return _gradients(module, exercise_id, case, device)
     with torch.no_grad():
         if exercise_id == "attention_scores":
             return module.attention_scores(case["q"], case["k"])
@@ -201,6 +216,36 @@ def run_case(module, exercise_id, case_name, case, device):
             with _doubles_in(module):
                 return _run_attention(module, case_name, case, device)
     raise KeyError(exercise_id)
+
+
+def _gradients(module, exercise_id, case, device):
+    """((input, autograd's gradient of <output, upstream> for it)...), None where none reaches it (an
+    input cut from the graph by .detach(), .data or torch.no_grad())."""
+    names = {"attention_scores": ("q", "k"), "stable_softmax": ("scores",)}.get(exercise_id, ("x",))
+    inputs = {name: case[name].clone().requires_grad_(True) for name in names}
+    with torch.enable_grad():
+        if exercise_id in ("split_heads", "merge_heads"):
+            attention = module.CausalSelfAttention(make_config(module, case["width"], case["heads"])).to(device)
+            out = getattr(attention, exercise_id)(inputs["x"])
+        else:
+            out = getattr(module, exercise_id)(*inputs.values())
+        if isinstance(out, torch.Tensor) and out.requires_grad and out.shape == case["upstream"].shape:
+            out.backward(case["upstream"])
+    return tuple((name, tensor.grad) for name, tensor in inputs.items())
+
+
+def _attention_gradients(module, case, device):
+    """(("x", gradient), ("qkv.weight", gradient), ("proj.weight", gradient)): autograd's, for the output
+    weighted by the case's upstream, on the stand-ins; None where none reaches it."""
+    with torch.no_grad():
+        attention = _attention(module, case, device)
+    x = case["x"].clone().requires_grad_(True)
+    with torch.enable_grad():
+        out = attention(x)
+        out = out[0] if isinstance(out, tuple) and out else out
+        if isinstance(out, torch.Tensor) and out.requires_grad and out.shape == case["upstream"].shape:
+            out.backward(case["upstream"])
+    return ("x", x.grad), ("qkv.weight", attention.qkv.weight.grad), ("proj.weight", attention.proj.weight.grad)
 
 
 def _attention(module, case, device, dropout=0.0):

@@ -258,9 +258,13 @@ fault.change("block", "ffn_residual_missing", "前馈分支缺少残差：Y 应�
              "the feed-forward branch lost its residual: Y = U + FFN(LN2(U)), not FFN(LN2(U)).",
              (ADD_FEEDFORWARD, "hidden = self.feedforward(self.ln_feedforward(hidden))"))
 
-fault.change("block", "present_dropped", "没有返回注意力给出的 present（KV cache）；forward 应返回 (hidden, present)。",
-             "the present (KV cache) from attention is not returned; forward returns (hidden, present).",
-             (RETURN, "return hidden, None"))
+# said as observed: a body that never passes use_cache on to the attention returns the same None
+fault.change("block", "present_dropped",
+             "use_cache=True 时你返回的 present 是 None：forward 要把 use_cache 交给注意力，并原样返回它给出的 present"
+             "（KV cache），即 (hidden, present)。",
+             "with use_cache=True your present is None: forward hands use_cache on to the attention and returns "
+             "the present (KV cache) it gives back, as (hidden, present).",
+             (RETURN, "return hidden, None"), observed=True)
 
 fault.change("block", "residual_concatenated", "残差被写成了拼接（cat）：残差是逐元素相加，输出仍是 [B,T,d]。",
              "the residual was written as a concatenation: a residual adds elementwise and keeps [B,T,d].",
@@ -313,19 +317,23 @@ fault.change("block", "attention_branch_detached",
              "ln_attention and the attention get no gradient, and the input's gradient keeps only the residual path.",
              ("hidden = hidden + attended", "hidden = hidden + attended.detach()"))
 
+# said as observed: math.pow, a `/` or a float() anywhere gives the same float
 fault.change("parameter_count", "float_count",
-             "账本算成了 float（math.pow 返回 float）：参数个数是整数，应返回 int（比如 12，而不是 12.0）。",
-             "the ledger is computed as a float (math.pow returns a float): a parameter count is an integer, so return "
-             "an int (12, say, not 12.0).",
-             ("per_block = 4 * d * d", "per_block = 4 * math.pow(d, 2)"))
+             "你的计数是 float：参数个数是整数，应返回 int（比如 12，而不是 12.0；math.pow 和 / 都给出 float）。",
+             "your count is a float: a parameter count is an integer, so return an int (12, say, not 12.0; math.pow "
+             "and / both give floats).",
+             ("per_block = 4 * d * d", "per_block = 4 * math.pow(d, 2)"), observed=True)
 
 fault.change("parameter_count", "ledger_without_ffn_bias", "账本漏掉了 FFN 的两个偏置（f + d）。",
              "the ledger forgets the FFN biases (f + d).",
              ("+ f + d + 4 * d", "+ 4 * d"))
 
-fault.change("parameter_count", "ledger_norms_2d", "每块两套 LayerNorm 应计 4d（gamma、beta 各 d，共两套），不是 2d。",
-             "two LayerNorms per block count 4d (gamma and beta of width d, twice), not 2d.",
-             ("+ f + d + 4 * d", "+ f + d + 2 * d"))
+# said as observed: any count 2d short per block gives these totals (a bias counted negative as well)
+fault.change("parameter_count", "ledger_norms_2d",
+             "你的计数每个块少了 2d（共少 2·N·d）；对照每块的各项再数一遍，例如两套 LayerNorm 合计 4d（gamma、beta 各 d）。",
+             "your count is 2d short per block (2*N*d in all); recount each block's terms: the two LayerNorms, "
+             "for one, hold 4d (gamma and beta of width d, twice).",
+             ("+ f + d + 4 * d", "+ f + d + 2 * d"), observed=True)
 
 fault.change("parameter_count", "ledger_without_positions", "账本漏掉了位置表（C·d）；学习式绝对位置嵌入有 block_size 行。",
              "the ledger forgets the position table (C*d); learned absolute positions have block_size rows.",
@@ -339,3 +347,10 @@ fault.change("parameter_count", "ledger_without_final_norm",
              "账本漏掉了最后的 LayerNorm（2d）；最后一个块之后、head 之前还有一套 gamma、beta。",
              "the ledger forgets the final LayerNorm (2d): one more gamma and beta sit after the last block, before the head.",
              ("N * per_block + 2 * d", "N * per_block"))
+
+# the present handed back as is (原样) is the attention's own (keys, values), not copies
+fault.change("block", "present_copied",
+             "交回去的 present 不是注意力给出的那两个张量（被 .detach() 或复制了）：原样交回它给出的 present。",
+             "the present handed back is not the attention's own two tensors (they were .detach()ed or copied): hand "
+             "back the present it gave, as it is.",
+             (RETURN, "return hidden, None if present is None else tuple(t.detach() for t in present)"))

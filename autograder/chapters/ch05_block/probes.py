@@ -106,6 +106,8 @@ def make_cases(exercise_id):
             "given_past": {"x": x, **weights},
             "training": {"x": x},
             "calls": {"x": x},  # how many times the forward calls each sub-module
+            # the present the attention gave, handed back as is (原样): its own tensors, not copies or detached ones
+            "present_as_is": {"x": x},
             # the real parts, as in "real": the gradient of x and of both norms' and the FFN's weights
             "gradients": {"x": x, **weights, "upstream": randn(2, 3, WIDTH)},
         }
@@ -175,15 +177,16 @@ class ZeroAttention(nn.Module):
 
 
 class Counted(nn.Module):
-    """The module it wraps, with a count of its calls."""
+    """The module it wraps, with a count of its calls and what each returned."""
 
     def __init__(self, inner):
         super().__init__()
-        self.inner, self.calls = inner, 0
+        self.inner, self.calls, self.results = inner, 0, []
 
     def forward(self, *args, **kwargs):
         self.calls += 1
-        return self.inner(*args, **kwargs)
+        self.results.append(self.inner(*args, **kwargs))
+        return self.results[-1]
 
 
 class KeptDropout(nn.Module):
@@ -305,6 +308,15 @@ def _run_block(module, case_name, case, device):
             setattr(block, name, Counted(part))
         block(x, None, True)
         return {name: getattr(block, name).calls for name in parts}
+    if case_name == "present_as_is":
+        block.ln_attention, block.ln_feedforward = Affine(2.0, 1.0), Affine(1.0, -3.0)
+        block.attention, block.feedforward = Counted(PrefixMeanAttention()), Square()
+        _, present = block(x, None, True)
+        given = block.attention.results[-1][1] if block.attention.results else None
+        if isinstance(present, (tuple, list)) and given is not None and len(present) == 2 and \
+                all(mine is theirs for mine, theirs in zip(present, given)):
+            return "the attention's own keys and values"
+        return "not the attention's own keys and values (a copy, a detached or another tensor, or none)"
     if case_name == "training":
         # the doubles have no dropout, so a correct block is deterministic in training mode too
         block.ln_attention, block.ln_feedforward = Affine(2.0, 1.0), Affine(1.0, -3.0)

@@ -75,9 +75,10 @@ fault.change("layer_norm_backward", "default_eps_instead_of_argument",
 # --- gelu_backward -----------------------------------------------------------------
 
 fault.change("gelu_backward", "phi_only",
-             "把 GELU 的导数当成了 Phi(x)：g(x) = x·Phi(x) 是乘积，还差 x·phi(x) 这一项。",
-             "GELU's derivative taken as Phi(x): g(x) = x*Phi(x) is a product, and the term x*phi(x) is missing.",
-             ("grad_out * (cdf + x * density)", "grad_out * cdf"))
+             "你的导数只有 Phi(x)：g(x) = x·Phi(x) 是乘积，导数还有 x·phi(x) 这一项（在你的结果里它缺了或为 0）。",
+             "your derivative is Phi(x) alone: g(x) = x*Phi(x) is a product, and its derivative also has the term "
+             "x*phi(x) (missing, or zero, in your result).",
+             ("grad_out * (cdf + x * density)", "grad_out * cdf"), observed=True)
 
 fault.change("gelu_backward", "density_without_x",
              "乘积法则第二项漏了 x：(x·Phi(x))' = Phi(x) + x·phi(x)，不是 Phi(x) + phi(x)。",
@@ -215,3 +216,20 @@ fault.change("feedforward_sublayer_backward", "ln_eps_not_passed",
              "ln.eps is not passed to layer_norm_backward: z was recomputed with ln.eps, but the backward uses the default "
              "1e-5, so the two sigmas differ.",
              (LN_BACKWARD, "layer_norm_backward(grad_z, u, gamma)"))
+
+# the doubled residual hands the branch 2 * grad_out: a branch that reads the sublayer's grad_out shows
+fault.change("feedforward_sublayer_backward", "branch_ignores_its_argument",
+             "分支函数没有用交给它的梯度，而是直接用了子层的 grad_out：branch_backward 把它收到的上游梯度变成对 x 的梯度，"
+             "residual_backward 交给它什么，它就从什么算起。",
+             "the branch function ignores the gradient it is handed and reads the sublayer's grad_out: branch_backward "
+             "turns the upstream gradient it receives into the gradient with respect to x, whatever residual_backward "
+             "hands it.",
+             ("linear_backward(grad_y, a, w2)", "linear_backward(grad_out, a, w2)"))
+
+# rebuilt from Python numbers: right on the CPU, on the CPU whatever the inputs' device (the meta case shows it)
+fault.change("linear_backward", "bias_grad_rebuilt_from_numbers",
+             "grad_bias 是用 Python 数重新建的张量（.tolist() / torch.tensor）：它总在 CPU 上，而梯度要留在输入所在的设备上。"
+             "直接对 grad_out 求和。",
+             "grad_bias was rebuilt from Python numbers (.tolist() / torch.tensor): it always lands on the CPU, while a "
+             "gradient stays on its inputs' device. Sum grad_out directly.",
+             ("flat_grad.sum(dim=0)", "torch.tensor(flat_grad.sum(dim=0).tolist(), dtype=grad_out.dtype)"))

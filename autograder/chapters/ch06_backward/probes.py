@@ -71,6 +71,8 @@ def make_cases(exercise_id):
             "square": case((2, LENGTH, WIDTH), WIDTH),  # in = out: a transposed dW keeps its shape
             "positions": case((6, WIDTH), 2),  # no batch axis
             "vector": case((WIDTH,), 3),  # no leading axis at all
+            # on the meta device: every gradient keeps its inputs' device (one built on the CPU shows)
+            "meta_device": {**case((2, LENGTH, WIDTH), 5), "meta": True},
         }
     if exercise_id == "residual_backward":
         return {
@@ -128,12 +130,40 @@ def doubled_linear_backward(grad_out, x, weight):
 
 
 def doubled_branch_residual_backward(grad_out, branch_backward):
-    """Backward of y = x + 2 R(x): the branch counted twice (called once)."""
-    return grad_out + 2 * branch_backward(grad_out)
+    """Backward of y = x + 2 R(x): the branch's upstream gradient is 2 * grad_out (called once), so
+    its parameters' gradients double too, and a branch that ignores the gradient it is handed (and
+    reads the sublayer's grad_out instead) shows."""
+    return grad_out + branch_backward(2 * grad_out)
 
 
 DOUBLES = {"layer_norm_backward": rms_norm_backward, "gelu_backward": silu_backward,
            "linear_backward": doubled_linear_backward, "residual_backward": doubled_branch_residual_backward}
+
+
+def _on_meta(call):
+    """_where of what `call` returns on inputs on the meta device; where it reads a value out of one
+    (.item(), .tolist(), int(...): torch raises NotImplementedError, no stub's), what it raised."""
+    try:
+        return _where(call())
+    except NotImplementedError as exc:
+        if "meta" not in str(exc):
+            raise  # a stub's own
+        return ("raised NotImplementedError on meta-device inputs, which hold no values: values were read out "
+                "(.item(), .tolist(), int(...)), and a result built from them lands on the CPU")
+
+
+def _where(value):
+    """A result computed from inputs on PyTorch's meta device, as what it shows: each tensor's shape,
+    dtype and device (a meta tensor holds no values).  The meta case is the one device besides the
+    CPU that every machine has: a result built on the CPU whatever its inputs' device shows there,
+    without a GPU."""
+    if isinstance(value, torch.Tensor):
+        return f"a tensor ({str(value.dtype).removeprefix('torch.')}) of shape {list(value.shape)} on {value.device.type}"
+    if isinstance(value, (tuple, list)):
+        return type(value)(_where(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _where(item) for key, item in value.items()}
+    return value
 
 
 class NormParameters(nn.Module):
@@ -204,6 +234,8 @@ def run_case(module, exercise_id, case_name, case, device):
         if exercise_id == "gelu_backward":
             return module.gelu_backward(case["grad_out"], case["x"])
         if exercise_id == "linear_backward":
+            if case.get("meta"):
+                return _on_meta(lambda: module.linear_backward(*(case[k].to("meta") for k in ("grad_out", "x", "weight"))))
             return module.linear_backward(case["grad_out"], case["x"], case["weight"])
         if exercise_id == "residual_backward":
             # the docstring says call branch_backward exactly once: the count is part of the output

@@ -85,8 +85,8 @@ def branch_first_residual_backward(grad_out, branch_backward):
     return torch.add(through_branch, grad_out)
 
 
-@variant("feedforward_sublayer_backward", "forward through torch.nn.functional, the backward steps written in a row; "
-         "the branch's gradient handed to residual_backward precomputed")
+@variant("feedforward_sublayer_backward", "forward through torch.nn.functional, rsqrt and erfc; the branch's "
+         "backward steps written in a row in a closure that keeps its gradients in a list")
 def unrolled_sublayer_backward(grad_out, u, ln, ffn):
     functional = torch.nn.functional
     weights = {name: p.detach() for name, p in (("gamma", ln.weight), ("beta", ln.bias), ("w1", ffn.fc1.weight),
@@ -96,10 +96,15 @@ def unrolled_sublayer_backward(grad_out, u, ln, ffn):
     z = (u - mu) * torch.rsqrt(var + ln.eps) * weights["gamma"] + weights["beta"]
     h = functional.linear(z, weights["w1"], weights["b1"])
     a = h * 0.5 * torch.erfc(-h / math.sqrt(2.0))
-    grad_a, grad_w2, grad_b2 = linear_backward(grad_out, a, weights["w2"])  # noqa: F821
-    grad_z, grad_w1, grad_b1 = linear_backward(gelu_backward(grad_a, h), z, weights["w1"])  # noqa: F821
-    through_branch, grad_gamma, grad_beta = layer_norm_backward(grad_z, u, weights["gamma"], eps=ln.eps)  # noqa: F821
-    grad_u = residual_backward(grad_out, lambda g: through_branch)  # noqa: F821
-    grads = {"fc2.weight": grad_w2, "fc2.bias": grad_b2, "fc1.weight": grad_w1, "fc1.bias": grad_b1,
-             "ln.weight": grad_gamma, "ln.bias": grad_beta}
+    found = []
+
+    def through_branch(upstream):
+        grad_a, grad_w2, grad_b2 = linear_backward(upstream, a, weights["w2"])  # noqa: F821
+        grad_z, grad_w1, grad_b1 = linear_backward(gelu_backward(grad_a, h), z, weights["w1"])  # noqa: F821
+        back, grad_gamma, grad_beta = layer_norm_backward(grad_z, u, weights["gamma"], eps=ln.eps)  # noqa: F821
+        found[:] = [grad_w2, grad_b2, grad_w1, grad_b1, grad_gamma, grad_beta]
+        return back
+
+    grad_u = residual_backward(grad_out, through_branch)  # noqa: F821
+    grads = dict(zip(("fc2.weight", "fc2.bias", "fc1.weight", "fc1.bias", "ln.weight", "ln.bias"), found))
     return grad_u, grads

@@ -145,11 +145,11 @@ fault.change("init_weights", "layer_norm_drawn",
              (DRAWN, 'kind == "weight"'))
 
 fault.change("init_weights", "torch_layer_norm_class",
-             "用 isinstance(m, nn.LayerNorm) 找归一化层：本课程的 LayerNorm 是 model.LayerNorm（第 5 章自己写的），"
-             "它不是 nn.LayerNorm，于是 gamma 被当成偏置置成了 0。",
-             "the norms were found with isinstance(m, nn.LayerNorm): the course's LayerNorm is model.LayerNorm "
-             "(written in chapter 5), not nn.LayerNorm, so gamma was zeroed like a bias.",
-             ("isinstance(owner, LayerNorm)", "isinstance(owner, nn.LayerNorm)"))
+             "init_weights 之后 LayerNorm 的 gamma 是 0：每个 LayerNorm（本课程第 5 章的 model.LayerNorm，"
+             "不是 nn.LayerNorm）的 gamma 应为 1、beta 为 0。",
+             "after init_weights the LayerNorms' gamma are 0: every LayerNorm (the course's model.LayerNorm from "
+             "chapter 5, not nn.LayerNorm) gets gamma = 1 and beta = 0.",
+             ("isinstance(owner, LayerNorm)", "isinstance(owner, nn.LayerNorm)"), observed=True)
 
 fault.change("init_weights", "variance_as_std",
              "把 0.02 当成了方差：N(0, 0.02²) 里 0.02 是标准差，std 参数就传 0.02（不是 √0.02）。",
@@ -183,7 +183,7 @@ fault.change("init_weights", "residual_writers_not_scaled",
              "0.02/√(2·n_layers)，其余矩阵才用 0.02。",
              "the two matrices that write into the residual stream (attention.proj and feedforward.fc2) were not "
              "scaled by 1/sqrt(2N): their std is 0.02/sqrt(2 * n_layers), only the other matrices use 0.02.",
-             (WRITER_STD, "std = INIT_STD"))
+             (WRITER_STD, "std = INIT_STD"), observed=True)
 
 fault.change("init_weights", "residual_std_over_2n",
              "残差写入矩阵的标准差除以了 2N 而不是 √(2N)：2N 条分支的方差相加，标准差要按 1/√(2N) 缩小。",
@@ -424,3 +424,63 @@ fault.change("ledger_gap", "ledger_arguments_swapped",
              "parameter_count's arguments are in the wrong order: it is parameter_count(V, C, N, d, f), that is "
              "vocab_size, block_size, n_layers, d_model, d_ff.",
              ("cfg.n_layers, cfg.d_model", "cfg.d_model, cfg.n_layers"))
+
+
+# --- gradients, range, the contract and the rules, from the independent set (issue 39) ----------
+
+LOSS = "loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))"
+
+fault.change("model_forward", "loss_from_item",
+             "损失是用 .item() 取出的数重新建的张量：数值没错，但它不在计算图里，backward() 到不了任何参数，模型什么也学不到。",
+             "the loss is a tensor rebuilt from a number taken out with .item(): its value is right, but it is not in "
+             "the graph, so backward() reaches no parameter and the model learns nothing.",
+             (LOSS, "loss = torch.tensor(F.cross_entropy(logits.reshape(-1, logits.size(-1)), "
+                    "targets.reshape(-1)).item())"))
+
+fault.change("model_forward", "log_of_softmax",
+             "损失写成了 log(softmax(...))：logit 相差几百时 softmax 的概率在 float32 里下溢成 0，log 得到 -inf，损失成了 inf；"
+             "交叉熵本身是有限的（用 F.cross_entropy 或 log_softmax）。",
+             "the loss was written as log(softmax(...)): with logits hundreds apart, softmax's probabilities underflow "
+             "to 0 in float32, the log is -inf and the loss inf, while the cross entropy itself is finite (use "
+             "F.cross_entropy or log_softmax).",
+             (LOSS, "loss = -torch.log(torch.softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1))).mean()"))
+
+fault.change("model_forward", "presents_into_callers_cache",
+             "新的 present 被追加进了调用者传入的 past_key_values 列表：调用者的缓存被改掉了。返回一个新列表。",
+             "the new presents were appended to the caller's past_key_values list, which the caller's cache then "
+             "holds: return a new list.",
+             ("presents = [] if use_cache else None",
+              "presents = (past_key_values if past_key_values is not None else []) if use_cache else None"))
+
+fault.change("init_weights", "new_parameter_objects",
+             "给模块换上了新的 nn.Parameter 对象：数值没错，但优化器里（以及绑定在一起的地方）还是旧的那些对象。"
+             "原地填充模型自己的参数。",
+             "the modules were given new nn.Parameter objects: the values are right, but an optimizer (and any tie) "
+             "still holds the old ones. Fill the model's own parameters in place.",
+             ("            init_normal_(parameter, std=std, generator=generator)",
+              "            owner.weight = nn.Parameter(init_normal_(parameter.detach().clone(), std=std, "
+              "generator=generator))"))
+
+fault.change("unoptimized_parameters", "held_by_storage",
+             "按存储地址（data_ptr()）判断参数在不在优化器里：共享内存的另一个张量对象（比如 .detach() 出来的）不是这个参数。"
+             "按对象身份（is / id）判断。",
+             "whether a parameter is held was judged by its storage address (data_ptr()): another tensor object sharing "
+             "its memory (a .detach()ed one, say) is not the parameter. Judge by identity (is / id).",
+             (HELD, 'held = {parameter.data_ptr() for group in optimizer.param_groups for parameter in group["params"]}'),
+             ("id(parameter) not in held", "parameter.data_ptr() not in held"))
+
+fault.change("unreached_parameters", "zero_norm",
+             "用梯度的范数是否为 0 来判断：float32 里极小（约 1e-25）的各项平方下溢成 0，范数为 0，可每一项都不是 0。"
+             "“全为 0”是指每个元素恰好为 0。",
+             "a gradient's norm being 0 was the test: in float32 the squares of tiny entries (about 1e-25) underflow to "
+             "0 and so does the norm, though no entry is 0. \"All zero\" means every entry is exactly 0.",
+             (EMPTY_TEST, "(parameter.grad is None or parameter.grad.norm() == 0)"))
+
+
+@fault("frozen_parameters",
+       "名字取自 state_dict() 的键，按位置与 parameters() 配对：state_dict 还列出缓冲区（buffer），过了第一个缓冲区，"
+       "名字就对不上参数了。名字用 named_parameters() 给出的。",
+       "the names were state_dict()'s keys paired by position with parameters(): state_dict also lists buffers, so "
+       "after the first buffer the names belong to other parameters. Take the names named_parameters() gives.")
+def state_dict_names(model):
+    return [name for name, parameter in zip(model.state_dict(), model.parameters()) if not parameter.requires_grad]

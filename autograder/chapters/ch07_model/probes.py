@@ -75,6 +75,11 @@ def make_cases(exercise_id):
             "too_long_after_past": {"idx": x, "past": past, **weights},
             # a one-layer model with a cache: past_length read from any entry but the first reaches past the list
             "one_layer_cache": {"idx": x[:, :2], "past": past[:2], "layers": 1, **weights},
+            # a head 300 times larger: logit gaps of hundreds, where softmax's probabilities underflow to 0 in
+            # float32 while the cross entropy itself is a finite number of that size
+            "large_logits": {"idx": x[:, :3], "targets": ids(2, 3), **weights, "head": 300 * weights["head"]},
+            # the loss is trained: autograd's gradients of it reach the token and position tables and the head
+            "gradients": {"idx": x[:, :3], "targets": ids(2, 3), **weights},
         }
     if exercise_id == "init_weights":
         return {
@@ -208,6 +213,8 @@ class AuditModel(nn.Module):
 
     def __init__(self, use_spare=True, gate_reads_zero=False, spare_bias_difference=False, tie=False, gate_scale=1.0):
         super().__init__()
+        # a persistent buffer: state_dict() lists it among the parameters' names, named_parameters() does not
+        self.register_buffer("steps", torch.zeros(()))
         self.use_spare, self.gate_reads_zero = use_spare, gate_reads_zero
         self.spare_bias_difference, self.gate_scale = spare_bias_difference, gate_scale
         self.embedding = nn.Embedding(6, 3)
@@ -262,6 +269,11 @@ AUDIT_SETUPS = {
                                                                    if p is not m.embedding.weight]}]),
     # the gate reads its input scaled by 1e-9: its weight's gradient is tiny, not zero, so it was reached
     "tiny_gradient": ({"gate_scale": 1e-9}, (), lambda m: [{"params": list(m.parameters())}]),
+    # and by 1e-25: its entries' squares underflow float32 to 0, so the gradient's norm is 0 where no entry is
+    "tinier_gradient": ({"gate_scale": 1e-25}, (), lambda m: [{"params": list(m.parameters())}]),
+    # the optimizer holds a detached alias of the head's weight (the same memory, another tensor object): a
+    # parameter is held only when that very object is in a group, so the head is not optimized
+    "alias_held": ({}, (), lambda m: [{"params": _no_head(m) + [m.head.weight.detach().requires_grad_()]}]),
 }
 READ_ONLY_SETUP = "everything_at_once"  # the `read_only` case: what a question's call changes in it
 
@@ -333,6 +345,8 @@ def run_case(module, exercise_id, case_name, case, device):
     """Outputs of one case.  `case` holds CPU tensors; they are moved to `device`."""
     case = {k: (v.to(device) if isinstance(v, torch.Tensor) else v) for k, v in case.items()}
     if exercise_id == "model_forward":
+        if case_name == "gradients":
+            return _forward_gradients(module, case, device)
         with torch.no_grad():
             return _run_forward(module, case_name, case, device)
     if exercise_id == "init_weights":
@@ -386,6 +400,7 @@ def _run_forward(module, case_name, case, device):
     if "past" in case:
         flat = case["past"]
         past = [(flat[2 * layer], flat[2 * layer + 1]) for layer in range(len(flat) // 2)]
+    given = list(past or ())  # the caller's cache list: made here, so the contract check cannot see it change
     with _replaced(_sibling(module, "embeddings"), embed=embed_double), \
             _replaced(_sibling(module, "positions"), add_positions=positions_double):
         try:
@@ -394,11 +409,31 @@ def _run_forward(module, case_name, case, device):
                 second = _plain(lm(idx[:, 3:], None, first[3], True))
                 return first[0], torch.cat([first[1], second[1]], dim=1), second[2], second[3]
             use_cache = case_name not in ("past_without_cache", "plain", "full")
-            return _plain(lm(idx, targets, past, use_cache))
+            out = _plain(lm(idx, targets, past, use_cache))
+            if past is not None and (len(past) != len(given) or any(a is not b for a, b in zip(past, given))):
+                return "model_forward changed the past_key_values list it was given (the caller's cache)"
+            return out
         except NotImplementedError:
             raise  # a stub must still read as "not implemented"
         except (ValueError, IndexError) as exc:  # the right error, or the one a lookup past the table gives
             return f"raised {type(exc).__name__}"
+
+
+def _forward_gradients(module, case, device):
+    """((parameter name, autograd's gradient of the loss for it)...) for the parts the forward itself
+    wires (the tables and the head; the blocks and ln_f are doubles), None where none reaches it (a loss
+    rebuilt from .item(), a table detached)."""
+    with torch.no_grad():
+        lm = _forward_model(module, case, device)
+    with _replaced(_sibling(module, "embeddings"), embed=embed_double), \
+            _replaced(_sibling(module, "positions"), add_positions=positions_double), torch.enable_grad():
+        out = lm(case["idx"], case["targets"])
+        loss = out[1] if isinstance(out, tuple) and len(out) == 3 else None
+        if isinstance(loss, torch.Tensor) and loss.requires_grad and loss.dim() == 0:
+            loss.backward()
+    return tuple((name, getattr(lm, part).weight.grad) for name, part in
+                 (("token_embedding.weight", "token_embedding"), ("position_embedding.weight", "position_embedding"),
+                  ("head.weight", "head")))
 
 
 def _run_init(module, case, device):
@@ -414,6 +449,9 @@ def _run_init(module, case, device):
         torch.manual_seed(case["global_seed"])
     else:
         torch.manual_seed(99)  # a global state different from the generator's: ignoring it shows
+    held = [id(parameter) for parameter in lm.parameters()]  # an optimizer may already hold these objects
     with _replaced(_sibling(module, "embeddings"), init_normal_=uniform_init_double):
         returned = module.init_weights(lm, generator=generator)
-    return returned is lm, [(name, parameter.detach().clone()) for name, parameter in lm.named_parameters()]
+    same = "the model's own parameter objects, filled in place" if held == [
+        id(parameter) for parameter in lm.parameters()] else "new parameter objects in place of the model's own"
+    return returned is lm, [(name, parameter.detach().clone()) for name, parameter in lm.named_parameters()], same

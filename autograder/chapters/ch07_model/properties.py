@@ -70,14 +70,14 @@ def check(exercise_id, out, cases, reference, judges):
             found.append(("ValueError past block_size", judges.judge_raised_value_error(out["too_long"])))
     if exercise_id == "init_weights":
         small, again = out.get("small"), out.get("small_again")
-        if isinstance(small, tuple) and len(small) == 2:
+        if isinstance(small, tuple) and len(small) == 3:
             found.append(("returns the model it was given", judges.judge_returns_model(small[0])))
             if _named(small[1]):
                 found.append(("LayerNorm weights one, biases zero", judges.judge_init_fixed(small[1])))
         wide = out.get("wide")
-        if isinstance(wide, tuple) and len(wide) == 2 and _named(wide[1]):
+        if isinstance(wide, tuple) and len(wide) == 3 and _named(wide[1]):
             found.append(("0.02 and 0.02/sqrt(2N) scales", judges.judge_init_std(wide[1], cases["wide"]["layers"])))
-        if isinstance(small, tuple) and isinstance(again, tuple) and len(small) == len(again) == 2 \
+        if isinstance(small, tuple) and isinstance(again, tuple) and len(small) == len(again) == 3 \
                 and _named(small[1]) and _named(again[1]):
             found.append(("the same generator gives the same weights", judges.judge_same_draws(small[1], again[1])))
     if exercise_id in QUIET:

@@ -8,6 +8,8 @@ stand-in sampler wherever the body looks its globals up, in a student's module o
 train.py's namespace a change is compiled in.
 """
 
+from torch import nn  # noqa: F401  (used by the written faults)
+
 from autograder.registry import catalogue
 
 CATALOGUE, fault = catalogue("fault")
@@ -408,3 +410,40 @@ fault.change("generate", "whole_sequence_with_cache",
              "with the cache, every step feeds the whole sequence again (with the cache as well): positions already in "
              "the cache are counted twice. Feed only the newest token after the first call.",
              (FEED_NEWEST, "out = model(idx, past_key_values=past, use_cache=True)"))
+
+
+# --- the rules, from the independent set (issue 39) ---------------------------------------------
+
+
+fault.change("next_token_probs", "greedy_before_checks",
+             "温度为 0 时先返回了 argmax，没有检查 top_k：参数的规则在每个温度下都成立，top_k < 1 时抛出 ValueError。",
+             "with temperature 0 the argmax was returned before top_k was checked: the arguments' rules hold at every "
+             "temperature, and top_k < 1 raises ValueError.",
+             (TOP_K_CHECK, ""),
+             ("scaled = logits / temperature", TOP_K_CHECK + "scaled = logits / temperature"))
+
+
+@fault("parameter_groups",
+       "逐个模块取它自己的参数（named_parameters(recurse=False)）：两个模块共用的权重被列了两次。每个参数只列一次，"
+       "按 model.named_parameters() 的顺序和名字。",
+       "each module's own parameters were taken module by module (named_parameters(recurse=False)): a weight two "
+       "modules share is listed twice. Each parameter is listed once, in model.named_parameters()'s order and names.")
+def per_module_walk(model, weight_decay):
+    decay = {"params": [], "names": [], "weight_decay": weight_decay}
+    no_decay = {"params": [], "names": [], "weight_decay": 0.0}
+    for prefix, module in model.named_modules():
+        for local, parameter in module.named_parameters(recurse=False):
+            if parameter.requires_grad:
+                group = decay if isinstance(module, nn.Linear) and local == "weight" else no_decay
+                group["params"].append(parameter)
+                group["names"].append(f"{prefix}.{local}" if prefix else local)
+    return [decay, no_decay]
+
+# rebuilt from Python numbers: right on the CPU, on the CPU whatever the data's device (the meta case shows it)
+fault.change("get_batch", "batch_rebuilt_from_numbers",
+             "x 是用 Python 数重新建的张量（.tolist() / torch.tensor）：它总在 CPU 上，而批次要建在数据所在的设备上。"
+             "直接切片、堆叠数据。",
+             "x was rebuilt from Python numbers (.tolist() / torch.tensor): it always lands on the CPU, while the batch "
+             "is built on the data's device. Slice and stack the data itself.",
+             ("x = torch.stack([data[s : s + block_size] for s in starts])",
+              "x = torch.tensor([data[s : s + block_size].tolist() for s in starts])"))

@@ -52,11 +52,16 @@ def make_cases(exercise_id):
             "last_window": {"data": torch.arange(100, 106), "block_size": 5, "batch_size": 4, "seed": 3},
             "global_rng": {"data": torch.arange(40, 70), "block_size": 3, "batch_size": 5, "seed": None},
             "one_row": {"data": stream, "block_size": 5, "batch_size": 1, "seed": 7},  # nothing to stack
+            # data on the meta device: the batch is built where the data lives (one built on the CPU shows)
+            "meta_device": {"data": stream, "block_size": 4, "batch_size": 3, "seed": 11, "meta": True},
         }
     if exercise_id == "parameter_groups":
         return {
             "model_like": {"weight_decay": 0.1, "odd": False},
             "odd_parameters": {"weight_decay": 0.05, "odd": True},
+            # two nn.Linear sharing one weight: a weight matrix, decayed, listed once (named_parameters() names
+            # it once); whether a weight tied to an embedding table decays, the text does not say, so not asked
+            "shared_linear_weight": {"weight_decay": 0.1, "odd": False, "shared": True},
         }
     if exercise_id == "lr_at":
         chapter = dict(max_lr=3e-3, min_lr=3e-4, warmup_steps=100, total_steps=600)
@@ -120,6 +125,8 @@ def make_cases(exercise_id):
             "float64": {"logits": logits.double(), "temperature": 0.9, "top_k": 3},
             "negative_temperature": {"logits": logits, "temperature": -0.5, "top_k": None},
             "zero_k": {"logits": logits, "temperature": 1.0, "top_k": 0},
+            # the rules hold at every temperature, greedy included
+            "greedy_zero_k": {"logits": logits, "temperature": 0.0, "top_k": 0},
         }
     if exercise_id == "generate":
         weights = {"embedding": randn(VOCAB, 3), "head": randn(3, VOCAB), "positions": randn(10, VOCAB)}
@@ -177,7 +184,7 @@ class NamedLikeLM(nn.Module):
     LayerNorm-like gamma/beta, bias-free qkv and proj, fc1 and fc2 with biases, an untied head.
     `odd`: a frozen linear layer and a 2-D parameter that belongs to no nn.Linear."""
 
-    def __init__(self, odd=False):
+    def __init__(self, odd=False, shared=False):
         super().__init__()
         self.token_embedding = nn.Embedding(VOCAB, 4)
         self.position_embedding = nn.Embedding(6, 4)
@@ -190,6 +197,9 @@ class NamedLikeLM(nn.Module):
             self.frozen.bias.requires_grad_(False)
             self.mixer = nn.Parameter(torch.zeros(4, 4))
             self.gate = nn.Linear(4, 1)
+        if shared:
+            self.echo = nn.Linear(8, 4)  # sharing the block's fc2 weight: one tensor, two names
+            self.echo.weight = self.blocks[0].feedforward.fc2.weight
 
 
 class _GammaBeta(nn.Module):
@@ -313,12 +323,38 @@ def _run(module, exercise_id, case_name, case, device):
     if exercise_id == "evaluate":
         return _run_evaluate(module, case)
     if exercise_id == "next_token_probs":
-        if case_name in ("negative_temperature", "zero_k"):
+        if case_name in ("negative_temperature", "zero_k", "greedy_zero_k"):
             return _raised(lambda: module.next_token_probs(case["logits"], case["temperature"], case["top_k"]))
         return module.next_token_probs(case["logits"], case["temperature"], case["top_k"])
     if exercise_id == "generate":
         return _run_generate(module, case_name, case, device)
     raise KeyError(exercise_id)
+
+
+def _on_meta(call):
+    """_where of what `call` returns on inputs on the meta device; where it reads a value out of one
+    (.item(), .tolist(), int(...): torch raises NotImplementedError, no stub's), what it raised."""
+    try:
+        return _where(call())
+    except NotImplementedError as exc:
+        if "meta" not in str(exc):
+            raise  # a stub's own
+        return ("raised NotImplementedError on meta-device inputs, which hold no values: values were read out "
+                "(.item(), .tolist(), int(...)), and a result built from them lands on the CPU")
+
+
+def _where(value):
+    """A result computed from inputs on PyTorch's meta device, as what it shows: each tensor's shape,
+    dtype and device (a meta tensor holds no values).  The meta case is the one device besides the
+    CPU that every machine has: a result built on the CPU whatever its inputs' device shows there,
+    without a GPU."""
+    if isinstance(value, torch.Tensor):
+        return f"a tensor ({str(value.dtype).removeprefix('torch.')}) of shape {list(value.shape)} on {value.device.type}"
+    if isinstance(value, (tuple, list)):
+        return type(value)(_where(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _where(item) for key, item in value.items()}
+    return value
 
 
 class _CountingRandint(torch.overrides.TorchFunctionMode):
@@ -337,6 +373,9 @@ class _CountingRandint(torch.overrides.TorchFunctionMode):
 def _run_get_batch(module, case):
     torch.manual_seed(1234)  # the global generator too, so a body that uses it gives the same batch every run
     generator = None if case["seed"] is None else torch.Generator().manual_seed(case["seed"])
+    if case.get("meta"):
+        return _on_meta(lambda: module.get_batch(case["data"].to("meta"), case["block_size"], case["batch_size"],
+                                                 generator))
     with _CountingRandint() as counted:
         x, y = module.get_batch(case["data"], case["block_size"], case["batch_size"], generator)
     # the next draw of the same generator: the starts are drawn with one call, so it moved exactly that far
@@ -345,7 +384,7 @@ def _run_get_batch(module, case):
 
 
 def _run_parameter_groups(module, case, device):
-    model = NamedLikeLM(odd=case["odd"]).to(device)
+    model = NamedLikeLM(odd=case["odd"], shared=case.get("shared", False)).to(device)
     groups = module.parameter_groups(model, case["weight_decay"])
     names = {id(p): n for n, p in model.named_parameters()}
     summary = {"count": len(groups)}

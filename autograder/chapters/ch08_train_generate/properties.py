@@ -49,7 +49,7 @@ def check(exercise_id, out, cases, reference, judges):
         for name, case in cases.items():
             got = out.get(name)
             if isinstance(got, dict) and {"count", "decay", "no_decay"} <= set(got) and got["count"] == 2:
-                net = probes.NamedLikeLM(odd=case["odd"])
+                net = probes.NamedLikeLM(odd=case["odd"], shared=case.get("shared", False))
                 trainable = [n for n, p in net.named_parameters() if p.requires_grad]
                 linear = {f"{n}.weight" for n, m in net.named_modules() if isinstance(m, torch.nn.Linear)}
                 found.append((f"only linear weights decay ({name})",

@@ -17,8 +17,9 @@ import torch
 
 def position_ids(length, block_size, start=0):
     """The positions of `length` tokens that follow `start` earlier ones: start, ...,
-    start + length - 1, as an int64 tensor.  ValueError when the last one is not below
-    block_size (the table has no such row), or when start or length is negative."""
+    start + length - 1, as an int64 tensor.  ValueError when start + length > block_size (the
+    table has no row for the last one; with length 0, when start itself is past the table), or
+    when start or length is negative."""
     # 练习 position_ids：位置编号与长度上限（见本章 notebook）
     raise NotImplementedError('position_ids')
 

@@ -52,7 +52,9 @@ def linear_backward(grad_out, x, weight):
     x: [..., in]; weight: [out, in]; grad_out: [..., out].  Returns ``(grad_x, grad_weight,
     grad_bias)``: grad_x = grad_out W ([..., in]); grad_weight = grad_out^T x summed over every
     leading axis ([out, in], the weight's own shape); grad_bias = grad_out summed over every
-    leading axis ([out]).  The bias's value is not needed: y depends on it additively."""
+    leading axis ([out]).  The bias's value is not needed: y depends on it additively.  None of
+    the arguments is changed; for a single position (no leading axis) grad_bias may be grad_out
+    itself or a view of it, as autograd hands an identity path's gradient on."""
     # 练习 linear_backward：线性层的反向（存储约定 [out, in]）（见本章 notebook）
     raise NotImplementedError('linear_backward')
 
@@ -61,7 +63,8 @@ def residual_backward(grad_out, branch_backward):
     """Backward of y = x + R(x).  ``branch_backward`` maps an upstream gradient of R's output
     to the gradient with respect to x (R's own backward).  The Jacobian of y is I + J_R, so
     the result is grad_out (the identity path) plus branch_backward(grad_out) (the branch),
-    added -- not one or the other.  Call branch_backward exactly once."""
+    added -- not one or the other.  Call branch_backward exactly once, and leave grad_out and
+    what branch_backward returns unchanged (add them into a new tensor)."""
     # 练习 residual_backward：残差的反向：恒等项加分支（见本章 notebook）
     raise NotImplementedError('residual_backward')
 

@@ -18,7 +18,7 @@ def one_hot(ids, vocab_size, dtype=torch.float32):
     TypeError for ids that are not integers, ValueError for an id outside [0, vocab_size)."""
     if ids.dtype not in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
         raise TypeError(f"ids 应为整数张量，收到 {ids.dtype} (ids must be an integer tensor)")
-    if ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
         raise ValueError(f"id 超出 [0, {vocab_size}) (an id is out of range)")
     rows = torch.zeros(*ids.shape, vocab_size, dtype=dtype, device=ids.device)
     return rows.scatter_(-1, ids.long().unsqueeze(-1), 1.0)

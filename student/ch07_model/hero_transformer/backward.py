@@ -60,7 +60,9 @@ def linear_backward(grad_out, x, weight):
     x: [..., in]; weight: [out, in]; grad_out: [..., out].  Returns ``(grad_x, grad_weight,
     grad_bias)``: grad_x = grad_out W ([..., in]); grad_weight = grad_out^T x summed over every
     leading axis ([out, in], the weight's own shape); grad_bias = grad_out summed over every
-    leading axis ([out]).  The bias's value is not needed: y depends on it additively."""
+    leading axis ([out]).  The bias's value is not needed: y depends on it additively.  None of
+    the arguments is changed; for a single position (no leading axis) grad_bias may be grad_out
+    itself or a view of it, as autograd hands an identity path's gradient on."""
     grad_x = grad_out @ weight
     flat_grad = grad_out.reshape(-1, grad_out.shape[-1])
     flat_x = x.reshape(-1, x.shape[-1])
@@ -71,7 +73,8 @@ def residual_backward(grad_out, branch_backward):
     """Backward of y = x + R(x).  ``branch_backward`` maps an upstream gradient of R's output
     to the gradient with respect to x (R's own backward).  The Jacobian of y is I + J_R, so
     the result is grad_out (the identity path) plus branch_backward(grad_out) (the branch),
-    added -- not one or the other.  Call branch_backward exactly once."""
+    added -- not one or the other.  Call branch_backward exactly once, and leave grad_out and
+    what branch_backward returns unchanged (add them into a new tensor)."""
     return grad_out + branch_backward(grad_out)
 
 

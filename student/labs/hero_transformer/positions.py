@@ -17,8 +17,9 @@ import torch
 
 def position_ids(length, block_size, start=0):
     """The positions of `length` tokens that follow `start` earlier ones: start, ...,
-    start + length - 1, as an int64 tensor.  ValueError when the last one is not below
-    block_size (the table has no such row), or when start or length is negative."""
+    start + length - 1, as an int64 tensor.  ValueError when start + length > block_size (the
+    table has no row for the last one; with length 0, when start itself is past the table), or
+    when start or length is negative."""
     if start < 0 or length < 0:
         raise ValueError(f"start={start} 和 length={length} 不能为负 (must not be negative)")
     if start + length > block_size:
