@@ -235,8 +235,11 @@ def test_the_visible_checks_catch_most_known_faults(reference_package):
     left alone by init_weights is invisible on a fresh model, whose norms already hold 1 and 0, and
     the visible audit example has no gradient whose entries cancel)."""
     missed = [f.id for f in CHAPTER.entries("fault") if _run_visible(f.exercise, f.function) is None]
+    # and the audit's own hidden setups: a buffer among the parameters, a detached alias in the optimizer, a
+    # gradient of 1e-25 (the visible toy has none of them)
     assert set(missed) <= {"embedding_dropout_skipped", "tied_head", "generator_ignored",
-                           "layer_norm_left_alone", "gradient_sum_zero"}, sorted(missed)
+                           "layer_norm_left_alone", "gradient_sum_zero", "state_dict_names", "held_by_storage",
+                           "zero_norm"}, sorted(missed)
 
 
 def _sample(name):

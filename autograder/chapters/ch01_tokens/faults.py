@@ -197,14 +197,13 @@ fault.change("unigram_cross_entropy", "log_base_two",
 
 # the probabilities multiplied first and the log taken once: right for a few ids, 0 (so inf) for thousands
 fault.change("unigram_cross_entropy", "log_of_product",
-             "先把所有概率乘起来再取一次对数：几个 id 时没错，但几千个约 1/50 的概率相乘（约 10⁻⁸⁵⁰⁰）在任何浮点数里都下溢"
-             "成 0，ln 0 让结果变成无穷大。应逐个累加 −ln p，再除以个数。",
-             "the probabilities multiplied together and the log taken once: right for a few ids, but the product of "
-             "thousands of probabilities near 1/50 (about 1e-8500) underflows to 0 in any float, and ln 0 makes the "
-             "result infinite. Add up -ln p id by id, then divide by the count.",
+             "5000 个约 1/50 的概率时你的结果是无穷大（答案约 3.9 nats）：许多概率的乘积（约 10⁻⁸⁵⁰⁰）在任何浮点数里都下溢成 0，再取对数就是无穷大。应逐个累加 −ln p，再除以个数。",
+             "with 5,000 ids of probability about 1/50 your result is infinite (the answer is about 3.9 nats): a"
+             " product of many probabilities (about 1e-8500) underflows to 0 in any float before its log is taken."
+             " Add up -ln p id by id, then divide by the count.",
              ("loss = 0.0", "product = 1.0"), ("loss -= math.log(count / total)", "product *= count / total"),
              ("return loss / len(eval_ids)",
-              "return -math.log(product) / len(eval_ids) if product > 0 else math.inf"))
+              "return -math.log(product) / len(eval_ids) if product > 0 else math.inf"), observed=True)
 
 fault.change("unigram_cross_entropy", "no_smoothing",
              "没有做平滑（忽略了 alpha）；训练中没出现过的 id 概率为 0，交叉熵会变成无穷大。",
@@ -276,11 +275,11 @@ fault.change("decode", "tensor_ids_unchecked",
               "    if not hasattr(ids, \"shape\") and not 0 <= index < len(self.itos):"))
 
 fault.change("decode", "empty_tensor_max",
-             "空的张量让你的代码出错了（对空张量取 max()）：空的 id 序列解码成空字符串 \"\"，张量也一样。",
-             "an empty tensor made your code fail (max() of an empty tensor): an empty sequence of ids decodes to the "
-             "empty string \"\", as a tensor too.",
+             "空的张量让你的代码出错了（空张量没有 min() 和 max()）：空的 id 序列解码成空字符串，张量也一样。",
+             "an empty tensor made your code fail (an empty tensor has no min() or max()): an empty sequence of ids"
+             " decodes to the empty string, as a tensor too.",
              ("pieces = []", "if hasattr(ids, \"max\") and int(ids.max()) >= len(self.itos):\n"
-                             "    raise ValueError(\"id out of range\")\npieces = []"))
+                             "    raise ValueError(\"id out of range\")\npieces = []"), observed=True)
 
 fault.change("encode", "unknown_added_to_stoi",
              "encode 把表外的字加进了 self.stoi（setdefault）：encode 只读词表，不往里添东西。",
@@ -296,7 +295,8 @@ fault.change("encode", "literal_unk_as_one_id",
 
 fault.change("encode", "sequences_refused_only",
              "只有 list 和 tuple 抛出 TypeError：不是 str 的任何输入（dict、bytes……）都抛出 TypeError。",
-             "only a list or a tuple raises TypeError: any input that is not a str (a dict, bytes...) raises TypeError.",
+             "only a list or a tuple raises TypeError: any input that is not a str (a dict, bytes...) raises"
+             " TypeError.",
              ("if not isinstance(text, str):", "if isinstance(text, (list, tuple)):"))
 
 fault.change("unigram_cross_entropy", "eval_ids_sorted",

@@ -188,11 +188,12 @@ fault.change("untrained_positions", "numpy_ids",
 
 
 fault.change("add_positions", "table_detached",
-             "位置表的行被 .detach() 了：数值没错，但梯度到不了位置表，它学不到任何东西。位置表和词嵌入一样随训练更新。",
-             "the table's rows were .detach()ed: the values are right, but no gradient reaches the table, so it learns "
-             "nothing. The position table is trained, as the token embeddings are.",
+             "梯度到不了位置表（.detach()、.data 或 torch.no_grad() 会把它从计算图上剪下来）：数值没错，但它学不到任何东西；位置表和词嵌入一样随训练更新。",
+             "no gradient reaches the position table (.detach(), .data or torch.no_grad() cuts it from the graph):"
+             " the values are right, but it learns nothing; the position table is trained, as the token embeddings"
+             " are.",
              ("return token_vectors + table[start : start + length]",
-              "return token_vectors + table[start : start + length].detach()"))
+              "return token_vectors + table[start : start + length].detach()"), observed=True)
 
 fault.change("untrained_positions", "lengths_sorted",
              "lengths 被原地排序了（.sort()）：练习函数只读传给它的列表，调用之后它必须和调用前一样。",

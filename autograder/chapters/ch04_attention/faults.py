@@ -250,16 +250,16 @@ fault.change("attention", "no_output_projection",
 
 
 fault.change("attention_scores", "keys_detached",
-             "k 被 .detach() 了：分数的数值没错，但梯度到不了键（也就到不了 W_K），注意力学不到该看哪里。",
-             "k was .detach()ed: the scores' values are right, but no gradient reaches the keys (nor W_K), so attention "
-             "cannot learn where to look.",
-             ("k.transpose(-2, -1)", "k.detach().transpose(-2, -1)"))
+             "梯度到不了键 k（也就到不了 W_K）（.detach()、.data 或 torch.no_grad() 会把它从计算图上剪下来）：分数的数值没错，但注意力学不到该看哪里。",
+             "no gradient reaches the keys k (nor W_K) (.detach(), .data or torch.no_grad() cuts it from the graph):"
+             " the scores' values are right, but attention cannot learn where to look.",
+             ("k.transpose(-2, -1)", "k.detach().transpose(-2, -1)"), observed=True)
 
 fault.change("stable_softmax", "exps_detached",
-             "exp 的结果被 .detach() 了：概率的数值没错，但梯度到不了分数。softmax 是训练出来的模型的一部分。",
-             "the exponentials were .detach()ed: the probabilities are right, but no gradient reaches the scores. The "
-             "softmax is part of the trained model.",
-             ("exps = torch.exp(shifted)", "exps = torch.exp(shifted).detach()"))
+             "梯度到不了分数（.detach()、.data 或 torch.no_grad() 会把它从计算图上剪下来）：概率的数值没错，但 softmax 是训练出来的模型的一部分。",
+             "no gradient reaches the scores (.detach(), .data or torch.no_grad() cuts it from the graph): the"
+             " probabilities are right, but the softmax is part of the trained model.",
+             ("exps = torch.exp(shifted)", "exps = torch.exp(shifted).detach()"), observed=True)
 
 fault.change("stable_softmax", "first_score_subtracted",
              "减去的是每行的第一个分数，不是最大值：只有减去最大值才保证 exp 不溢出（第一个远小于最大值时得到 inf/inf = NaN）。",
@@ -268,19 +268,19 @@ fault.change("stable_softmax", "first_score_subtracted",
              ("scores.amax(dim=-1, keepdim=True)", "scores[..., :1]"))
 
 fault.change("split_heads", "split_detached",
-             "拆头之前 .detach() 了：形状和数值都对，但梯度回不到 q、k、v 的投影。",
-             "the tensor was .detach()ed before the split: shape and values are right, but no gradient flows back to "
-             "the q, k, v projections.",
-             ("return t.view(", "return t.detach().view("))
+             "梯度回不到输入（.detach()、.data 或 torch.no_grad() 会把它从计算图上剪下来）：形状和数值都对，但 q、k、v 的投影学不到东西。",
+             "no gradient flows back to the input (.detach(), .data or torch.no_grad() cuts it from the graph):"
+             " shape and values are right, but the q, k, v projections learn nothing.",
+             ("return t.view(", "return t.detach().view("), observed=True)
 
 fault.change("merge_heads", "merge_detached",
-             "合并之前 .detach() 了：形状和数值都对，但梯度回不到各头。",
-             "the tensor was .detach()ed before the merge: shape and values are right, but no gradient flows back to "
-             "the heads.",
-             ("return t.transpose(1, 2)", "return t.detach().transpose(1, 2)"))
+             "梯度回不到各头（.detach()、.data 或 torch.no_grad() 会把它从计算图上剪下来）：形状和数值都对，但前面的层学不到东西。",
+             "no gradient flows back to the heads (.detach(), .data or torch.no_grad() cuts it from the graph):"
+             " shape and values are right, but the layers before learn nothing.",
+             ("return t.transpose(1, 2)", "return t.detach().transpose(1, 2)"), observed=True)
 
 fault.change("attention", "projection_detached",
-             "qkv 投影的结果被 .detach() 了：输出的数值没错，但梯度到不了输入 x 和 W_QKV。",
-             "the qkv projection's result was .detach()ed: the output is right, but no gradient reaches the input x or "
-             "W_QKV.",
-             ("self.qkv(x).split(", "self.qkv(x).detach().split("))
+             "梯度到不了输入 x 和 W_QKV（.detach()、.data 或 torch.no_grad() 会把它从计算图上剪下来）：输出的数值没错，但注意力学不到东西。",
+             "no gradient reaches the input x or W_QKV (.detach(), .data or torch.no_grad() cuts it from the graph):"
+             " the output is right, but the attention learns nothing.",
+             ("self.qkv(x).split(", "self.qkv(x).detach().split("), observed=True)

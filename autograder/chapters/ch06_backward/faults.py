@@ -228,8 +228,10 @@ fault.change("feedforward_sublayer_backward", "branch_ignores_its_argument",
 
 # rebuilt from Python numbers: right on the CPU, on the CPU whatever the inputs' device (the meta case shows it)
 fault.change("linear_backward", "bias_grad_rebuilt_from_numbers",
-             "grad_bias 是用 Python 数重新建的张量（.tolist() / torch.tensor）：它总在 CPU 上，而梯度要留在输入所在的设备上。"
-             "直接对 grad_out 求和。",
-             "grad_bias was rebuilt from Python numbers (.tolist() / torch.tensor): it always lands on the CPU, while a "
-             "gradient stays on its inputs' device. Sum grad_out directly.",
-             ("flat_grad.sum(dim=0)", "torch.tensor(flat_grad.sum(dim=0).tolist(), dtype=grad_out.dtype)"))
+             "梯度没有留在输入所在的设备上：输入在 meta 设备（只有形状、没有数值）上时，你的代码从中读出了数值"
+             "或把它搬到了 CPU（.tolist()、.item()、.cpu()、torch.tensor(.."
+             ".)）。直接对 grad_out 求和。",
+             "the gradients do not stay on their inputs' device: with inputs on the meta device (shapes, no values)"
+             " your code read values out of them or moved them to the CPU (.tolist(), .item(), .cpu(),"
+             " torch.tensor(...)). Sum grad_out directly.",
+             ("flat_grad.sum(dim=0)", "torch.tensor(flat_grad.sum(dim=0).tolist(), dtype=grad_out.dtype)"), observed=True)

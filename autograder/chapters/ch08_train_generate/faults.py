@@ -441,9 +441,11 @@ def per_module_walk(model, weight_decay):
 
 # rebuilt from Python numbers: right on the CPU, on the CPU whatever the data's device (the meta case shows it)
 fault.change("get_batch", "batch_rebuilt_from_numbers",
-             "x 是用 Python 数重新建的张量（.tolist() / torch.tensor）：它总在 CPU 上，而批次要建在数据所在的设备上。"
-             "直接切片、堆叠数据。",
-             "x was rebuilt from Python numbers (.tolist() / torch.tensor): it always lands on the CPU, while the batch "
-             "is built on the data's device. Slice and stack the data itself.",
+             "批次没有建在数据所在的设备上：数据在 meta 设备（只有形状、没有数值）上时，你的代码从中读出了数值"
+             "或把它搬到了 CPU（.tolist()、.item()、.cpu()、torch.tensor(.."
+             ".)）。直接切片、堆叠数据。",
+             "the batch is not built on the data's device: with data on the meta device (shapes, no values) your"
+             " code read values out of it or moved it to the CPU (.tolist(), .item(), .cpu(), torch.tensor(...))."
+             " Slice and stack the data where it is.",
              ("x = torch.stack([data[s : s + block_size] for s in starts])",
-              "x = torch.tensor([data[s : s + block_size].tolist() for s in starts])"))
+              "x = torch.tensor([data[s : s + block_size].tolist() for s in starts])"), observed=True)

@@ -207,6 +207,18 @@ def check_add_positions():
     _raise_if(judge_same_shape(x[:, :2], edge))
     _raise_if(judge_value_error(outcome_of(lambda: positions.add_positions(torch.zeros(2, 6, 4), table))[1]))
     _raise_if(judge_value_error(outcome_of(lambda: positions.add_positions(x, table, start=3))[1]))
+    # the table is learned: a sum of the output sends a gradient of 2 (the batch) to each row read, 0 to the rest
+    learned = table.clone().requires_grad_(True)
+    out = positions.add_positions(x, learned, start=1)
+    if isinstance(out, torch.Tensor) and out.requires_grad:
+        out.sum().backward()
+    expected = torch.zeros(5, 4)
+    expected[1:4] = 2.0
+    if learned.grad is None or not torch.allclose(learned.grad, expected):
+        raise AssertionError("位置表没有得到应有的梯度（读到的行每行应为 2，其余为 0）：它是学出来的参数，加法要留在计算图里"
+                             "（不要 .detach()、.data 或 torch.no_grad()）。\n"
+                             "(the table did not get its gradient (2 in each row read, 0 elsewhere): it is a learned "
+                             "parameter, so the addition stays in the graph (no .detach(), .data or torch.no_grad()).)")
     _passed("add_positions：形状 [2,3,4] 保持、批量共用同一组位置行、start 接续一致，超出 C 行时 ValueError")
 
 
@@ -214,7 +226,12 @@ def check_add_positions():
 def check_untrained_positions():
     positions = _positions()
     for lengths, block_size in (([2, 4, 3], 7), ([7, 5], 7)):
+        given = list(lengths)
         rows = positions.untrained_positions(lengths, block_size)
         _raise_if(judge_ascending_ints(rows))
-        _raise_if(judge_untrained(rows, lengths, block_size))
+        _raise_if(judge_untrained(rows, given, block_size))
+        if lengths != given:
+            raise AssertionError(f"untrained_positions 改动了传入的 lengths（{given} 变成了 {lengths}）：练习函数只读它的参数。\n"
+                                 f"(untrained_positions changed the lengths it was given ({given} became {lengths}): an "
+                                 "exercise only reads its arguments.)")
     _passed("untrained_positions：升序的整数列表，恰好是没有训练序列读到的那些行")

@@ -218,6 +218,18 @@ def check_one_hot():
         raise AssertionError(f"默认 dtype 应为 torch.float32，实际是 {rows.dtype}。\n"
                              f"(the default dtype must be torch.float32, got {rows.dtype}.)")
     _raise_if(judge_raised(_outcome(lambda: embeddings.one_hot(torch.tensor([0.0, 1.0]), 5)), "TypeError"))
+    _raise_if(judge_raised(_outcome(lambda: embeddings.one_hot(torch.tensor([0.0, 1.0], dtype=torch.float64), 5)),
+                           "TypeError"))
+    # any integer dtype, V past its range: uint8 ids against V = 300 (compared in uint8, 300 would wrap to 44)
+    small = torch.tensor([50, 0, 255], dtype=torch.uint8)
+    try:
+        wide = embeddings.one_hot(small, 300)
+    except ValueError:
+        raise AssertionError("one_hot(uint8 的 ids [50, 0, 255], 300) 抛出了 ValueError，可这些 id 都在 [0, 300) 里："
+                             "在 ids 自己的 dtype 里与 300 比较时，300 会回绕成 44。先转成 int64 或 Python 整数再比较。\n"
+                             "(one_hot(uint8 ids [50, 0, 255], 300) raised ValueError, though every id lies in [0, 300): "
+                             "compared in the ids' own dtype, 300 wraps to 44. Compare them as int64 or Python ints.)") from None
+    _raise_if(judge_one_hot_rows(small.long(), 300, wide))
     _raise_if(judge_raised(_outcome(lambda: embeddings.one_hot(torch.tensor([0, 5]), 5)), "ValueError"))
     _raise_if(judge_raised(_outcome(lambda: embeddings.one_hot(torch.tensor([-1, 2]), 5)), "ValueError"))
     _passed("one_hot：形状 [2,3,5]、float32、每行一个 1 在第 id 列；浮点 id 报 TypeError，越界 id 报 ValueError")
@@ -272,6 +284,16 @@ def check_init_normal():
     _raise_if(judge_normal_scale(draws[0], embeddings.INIT_STD))
     wide = embeddings.init_normal_(torch.zeros(128, 32), std=0.5, generator=torch.Generator().manual_seed(8))
     _raise_if(judge_normal_scale(wide, 0.5))
+    # normal_'s own numbers, bit for bit, in float32 and float64: another sampler of N(0, std^2) draws others
+    for dtype in (torch.float32, torch.float64):
+        mine = embeddings.init_normal_(torch.zeros(16, 8, dtype=dtype), std=0.2, generator=torch.Generator().manual_seed(5))
+        theirs = torch.zeros(16, 8, dtype=dtype).normal_(0.0, 0.2, generator=torch.Generator().manual_seed(5))
+        if not (isinstance(mine, torch.Tensor) and mine.dtype == dtype and torch.equal(mine, theirs)):
+            raise AssertionError(f"init_normal_ 填入的数（{dtype}）与 weight.normal_(0, std, generator=generator) 给出的不是"
+                                 "逐位相同：要用 normal_（或 torch.nn.init.normal_）自己的数，别的采样方法给的是别的数。\n"
+                                 f"(init_normal_'s numbers ({dtype}) are not bit for bit those of weight.normal_(0, std, "
+                                 "generator=generator): use normal_'s (or torch.nn.init.normal_'s) own numbers; another "
+                                 "sampler draws others.)")
     parameter = torch.nn.Parameter(torch.zeros(3, 2))
     try:
         embeddings.init_normal_(parameter, generator=torch.Generator().manual_seed(9))

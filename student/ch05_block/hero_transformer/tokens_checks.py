@@ -245,7 +245,17 @@ def check_encode():
             _raise_if(judge_one_id_per_char(text, ids))
             _raise_if(judge_ids_in_range(ids, len(vocabulary)))
             _raise_if(judge_ids_match(vocabulary, text, ids))
-    for not_a_str in (list("白日"), tuple("白日")):
+    # "<unk>" in a text is five characters, each its own id; encode only reads the vocabulary
+    table = dict(tokenizer.stoi)
+    ids = tokenizer.encode("山<unk>河")
+    _raise_if(judge_one_id_per_char("山<unk>河", ids))
+    _raise_if(judge_ids_match(tokenizer.itos, "山<unk>河", ids))
+    if tokenizer.stoi != table:
+        raise AssertionError(f"encode 改动了 tokenizer.stoi（调用前 {len(table)} 项，之后 {len(tokenizer.stoi)} 项）："
+                             "encode 只读词表，不往里添东西。\n"
+                             f"(encode changed tokenizer.stoi ({len(table)} entries before the call, "
+                             f"{len(tokenizer.stoi)} after): encode reads the vocabulary and adds nothing to it.)")
+    for not_a_str in (list("白日"), tuple("白日"), {"白": 1, "日": 2}, "白日".encode()):
         try:
             tokenizer.encode(not_a_str)
         except TypeError:
@@ -262,27 +272,32 @@ def check_decode():
     tokens = _tokens()
     itos = [UNK, "，", "。", "\n", "山", "日", "白", "河"]
     tokenizer = tokens.Tokenizer(itos)
+    import torch
+
     for ids in ([6, 5, 4, 1, 7, 2, 3], [0, 4, 0], []):
         _raise_if(judge_decoded(itos, ids, tokenizer.decode(ids)))
-    for bad in ([4, -1], [4, len(itos)]):
+        _raise_if(judge_decoded(itos, ids, tokenizer.decode(torch.tensor(ids, dtype=torch.int64))))  # [] as well
+    for bad in ([4, -1], [4, len(itos)], torch.tensor([4, -1]), torch.tensor([4, len(itos)])):
         try:
             tokenizer.decode(bad)
         except ValueError:
             continue
-        raise AssertionError(f"decode({bad}) 应抛出 ValueError：id 必须在 [0, V) 内；"
+        raise AssertionError(f"decode({bad!r}) 应抛出 ValueError：id 必须在 [0, V) 内（列表与张量都一样）；"
                              "负数 id 不能像 Python 列表那样从末尾倒着取。\n"
-                             f"(decode({bad}) must raise ValueError: ids lie in [0, V); a negative id must not wrap "
-                             "around like a Python list index.)")
+                             f"(decode({bad!r}) must raise ValueError: ids lie in [0, V), in a list or a tensor; a "
+                             "negative id must not wrap around like a Python list index.)")
     _passed("decode：逐个查表直接拼接，id 越界（含负数）抛 ValueError")
 
 
 @visible_check("coverage", module="tokens", target="coverage")
 def check_coverage():
     tokens = _tokens()
-    for itos in ([UNK], [UNK, "，", "。"], [UNK, "，", "山", "海", "雲"], [UNK] + sorted(set(SAMPLE))):
-        value = tokens.coverage(itos, SAMPLE)
-        _raise_if(judge_fraction(value))
-        _raise_if(judge_coverage(itos, SAMPLE, value))
+    # the last text holds a written "<unk>": five characters that are not in the vocabulary
+    for text in (SAMPLE, "山<unk>海"):
+        for itos in ([UNK], [UNK, "，", "。"], [UNK, "，", "山", "海", "雲"], [UNK] + sorted(set(SAMPLE))):
+            value = tokens.coverage(itos, text)
+            _raise_if(judge_fraction(value))
+            _raise_if(judge_coverage(itos, text, value))
     _passed("coverage：按出现次数计的比例，在 0 与 1 之间")
 
 
@@ -302,6 +317,13 @@ def check_unigram_cross_entropy():
                              "frequencies, averaged over tokens, not over the vocabulary.)")
     for train, evaluated, V, alpha in ((ids, ids, 5, 1.0), (ids, [0, 4, 3], 5, 1.0), (ids, [4], 9, 0.25)):
         _raise_if(judge_gibbs(evaluated, tokens.unigram_cross_entropy(train, evaluated, V, alpha=alpha)))
+    train, evaluated = [3, 1, 2, 3], [4, 0, 3, 1]
+    value = tokens.unigram_cross_entropy(train, evaluated, 5, alpha=1.0)
+    if (train, evaluated) != ([3, 1, 2, 3], [4, 0, 3, 1]) or type(value) is not float:
+        raise AssertionError("unigram_cross_entropy 只读传给它的两个列表（不排序、不改动），返回 Python 的 float。\n"
+                             "(unigram_cross_entropy only reads the two lists it is given (no sorting, no edits) and "
+                             f"returns a Python float; after the call they were {train} and {evaluated}, and the "
+                             f"result a {type(value).__name__}.)")
     # an average over tokens: the same text evaluated 2,000 times over gives the same value, however long
     short = tokens.unigram_cross_entropy(ids, [1, 2, 3], 5, alpha=1.0)
     repeated = tokens.unigram_cross_entropy(ids, [1, 2, 3] * 2000, 5, alpha=1.0)

@@ -250,12 +250,39 @@ def check_model_forward():
             parameter.add_(torch.linspace(-1.0, 1.0, parameter.numel()).reshape(parameter.shape))  # not a constant
             _raise_if(judge_changes(logits, lm(idx)[0], part_zh, part_en))
             parameter.copy_(saved)
+        # the caller's cache list is left as it was: the output's list is a new one
+        cache = first[2]
+        kept = list(cache) if isinstance(cache, list) else cache
+        lm(idx[:, 3:4], past_key_values=cache, use_cache=True)
+        if isinstance(cache, list) and (len(cache) != len(kept) or any(a is not b for a, b in zip(cache, kept))):
+            raise AssertionError("forward 改动了调用者传入的 past_key_values 列表：返回的缓存是一个新列表，传入的那个保持原样。\n"
+                                 "(forward changed the past_key_values list the caller passed: the cache it returns is a "
+                                 "new list, and the one passed in stays as it was.)")
+        # logits hundreds apart: the cross entropy is a finite number of that size (softmax's 0 probability is not)
+        saved = lm.head.weight.clone()
+        lm.head.weight.mul_(300.0)
+        far_logits, far_loss, _ = lm(idx, targets)
+        lm.head.weight.copy_(saved)
+        _raise_if(judge_loss(far_logits, targets, far_loss))
         lm.ln_f.weight.zero_()  # ln_f's output is then beta = 0, and the bias-free head gives 0
         if not torch.equal(lm(idx)[0], torch.zeros_like(logits)):
             raise AssertionError("把 ln_f 的 gamma、beta 都置 0 后，logits 应全为 0（head 没有偏置）：logits 必须是 "
                                  "head(ln_f(最后一个块的输出))。\n(with ln_f's gamma and beta zero the logits must be 0: "
                                  "logits = head(ln_f(last block's output)).)")
-    _passed("TransformerLM.forward：logits [2,5,11]、平均交叉熵、因果、KV cache 与整段一致、越界报错、每块与 ln_f 都用上")
+    # the loss is trained: its gradient reaches the tables and the head
+    lm = model.TransformerLM(small_config(model, n_layers=3)).eval()
+    loss = lm(idx, targets)[1]
+    if isinstance(loss, torch.Tensor) and loss.requires_grad:
+        loss.backward()
+    unreached = [name for name in ("token_embedding.weight", "position_embedding.weight", "head.weight")
+                 if lm.get_parameter(name).grad is None]
+    if unreached:
+        raise AssertionError(f"loss.backward() 之后 {', '.join(unreached)} 没有梯度：损失要留在计算图里（不要 .item() "
+                             "之后再建张量，不要 .detach()）。\n"
+                             f"(after loss.backward() {', '.join(unreached)} got no gradient: the loss stays in the "
+                             "graph (no tensor rebuilt from .item(), no .detach()).)")
+    _passed("TransformerLM.forward：logits [2,5,11]、平均交叉熵（logit 相差几百时也有限）、因果、KV cache 与整段一致、"
+            "不改传入的缓存、越界报错、每块与 ln_f 都用上、梯度到达各参数")
 
 
 @visible_check("init_weights", module=MODEL, target="init_weights")
@@ -263,8 +290,13 @@ def check_init_weights():
     model, _ = _package()
     cfg = model.Config(vocab_size=64, block_size=32, d_model=32, n_heads=4, n_layers=3, d_ff=64, dropout=0.0)
     lm = model.TransformerLM(cfg)
+    held = [id(parameter) for parameter in lm.parameters()]  # what an optimizer built before would hold
     returned = model.init_weights(lm, generator=torch.Generator().manual_seed(0))
     _raise_if(judge_returns_model(returned is lm))
+    if [id(parameter) for parameter in lm.parameters()] != held:
+        raise AssertionError("init_weights 给模块换上了新的参数对象：要原地填充模型自己的参数（优化器里握着的是原来那些）。\n"
+                             "(init_weights gave the modules new parameter objects: fill the model's own parameters in "
+                             "place; an optimizer holds the original ones.)")
     named = [(name, p.detach().clone()) for name, p in lm.named_parameters()]
     _raise_if(judge_init_fixed(named))
     _raise_if(judge_init_std(named, cfg.n_layers))
