@@ -428,7 +428,13 @@ def run_all(run_case, module, exercise_id, cases, device):
                 value, outcome = None, ("raised", describe(exc))
             kept.append(value)
             changed = [key for key, held in before.items() if not _same(case[key], held)]
+            # the changed input stays alive (its memory is never reused by a later result and then taken
+            # for it), and the copy put back in its place is that case's input too
+            kept.extend(case[key] for key in changed)
             case.update({key: before[key] for key in changed})
+            for key in changed:
+                for storage in _storages(before[key]):
+                    owners.setdefault(storage, (name, key))
             shares = []
             for storage in _storages(value):
                 owner = owners.get(storage)
