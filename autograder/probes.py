@@ -516,6 +516,46 @@ def _same(now, before):
         return True
 
 
+def autograd_gradients(forward, leaves, upstream, parameters=None):
+    """((name, gradient)...): autograd's gradient of <forward(*leaves), upstream> for a copy of each
+    leaf (a tensor the call then reads, requiring grad), then for each named parameter; None where none
+    reaches it (cut from the graph by .detach(), .data, a Python number or torch.no_grad()).  A forward
+    whose result is not a tensor of upstream's shape in the graph leaves every gradient None."""
+    copies = {name: value.clone().requires_grad_(True) for name, value in leaves.items()}
+    with torch.enable_grad():
+        out = forward(*copies.values())
+        if isinstance(out, torch.Tensor) and out.requires_grad and out.shape == upstream.shape:
+            out.backward(upstream)
+    return (*((name, copy.grad) for name, copy in copies.items()),
+            *((name, parameter.grad) for name, parameter in (parameters or {}).items()))
+
+
+def on_meta(call):
+    """What `call` returns on inputs on PyTorch's meta device, as what that shows: each tensor's shape,
+    dtype and device (a meta tensor holds no values).  The meta device is the one besides the CPU that
+    every machine has, so a result built on the CPU whatever its inputs' device shows without a GPU.
+    Where the call reads a value out of a meta tensor (.item(), .tolist(), int(...): torch raises
+    NotImplementedError, which is no stub's), what it raised."""
+    try:
+        return _where(call())
+    except NotImplementedError as exc:
+        if "meta" not in str(exc):
+            raise  # a stub's own
+        return ("raised NotImplementedError on meta-device inputs, which hold no values: values were read out "
+                "(.item(), .tolist(), int(...)), and a result built from them lands on the CPU")
+
+
+def _where(value):
+    """Each tensor in a value as its dtype, shape and device, through tuples, lists and dicts."""
+    if isinstance(value, torch.Tensor):
+        return f"a tensor ({str(value.dtype).removeprefix('torch.')}) of shape {list(value.shape)} on {value.device.type}"
+    if isinstance(value, (tuple, list)):
+        return type(value)(_where(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _where(item) for key, item in value.items()}
+    return value
+
+
 def describe(exc):
     """A short, student-readable account of an exception raised by their code."""
     if isinstance(exc, NotImplementedError):

@@ -8,14 +8,19 @@ the module's `attention_scores` and `stable_softmax` replaced, the instance's `s
 `merge_heads` replaced, and a dropout whose mask is fixed by the case, so a bug in one exercise
 never costs points in another (and CPU and CUDA draw the same mask).
 
-This file imports only torch and the standard library: the worker loads it inside the sandbox
-next to student code.
+This file imports only torch, the standard library and the grader's probes module
+(autograd_gradients): the worker loads it inside the sandbox next to student code.
 """
 
 import contextlib
 
 import torch
 from torch import nn
+
+try:  # in the grader, a module of the autograder package
+    from autograder.probes import autograd_gradients
+except ImportError:  # in the worker, the grader's probes module next to it
+    from probes import autograd_gradients
 
 WIDTH, HEADS, CONTEXT = 4, 2, 6  # T = 3 != d = 4 != C = 6, so swapped axes and an unsliced mask show
 
@@ -219,33 +224,27 @@ def run_case(module, exercise_id, case_name, case, device):
 
 
 def _gradients(module, exercise_id, case, device):
-    """((input, autograd's gradient of <output, upstream> for it)...), None where none reaches it (an
-    input cut from the graph by .detach(), .data or torch.no_grad())."""
+    """((input, autograd's gradient of <output, upstream> for it)...), None where none reaches it."""
     names = {"attention_scores": ("q", "k"), "stable_softmax": ("scores",)}.get(exercise_id, ("x",))
-    inputs = {name: case[name].clone().requires_grad_(True) for name in names}
-    with torch.enable_grad():
-        if exercise_id in ("split_heads", "merge_heads"):
-            attention = module.CausalSelfAttention(make_config(module, case["width"], case["heads"])).to(device)
-            out = getattr(attention, exercise_id)(inputs["x"])
-        else:
-            out = getattr(module, exercise_id)(*inputs.values())
-        if isinstance(out, torch.Tensor) and out.requires_grad and out.shape == case["upstream"].shape:
-            out.backward(case["upstream"])
-    return tuple((name, tensor.grad) for name, tensor in inputs.items())
+    if exercise_id in ("split_heads", "merge_heads"):
+        attention = module.CausalSelfAttention(make_config(module, case["width"], case["heads"])).to(device)
+        forward = getattr(attention, exercise_id)
+    else:
+        forward = getattr(module, exercise_id)
+    return autograd_gradients(forward, {name: case[name] for name in names}, case["upstream"])
 
 
 def _attention_gradients(module, case, device):
-    """(("x", gradient), ("qkv.weight", gradient), ("proj.weight", gradient)): autograd's, for the output
-    weighted by the case's upstream, on the stand-ins; None where none reaches it."""
+    """(("x", gradient), ("qkv.weight", gradient), ("proj.weight", gradient)) on the stand-ins."""
     with torch.no_grad():
         attention = _attention(module, case, device)
-    x = case["x"].clone().requires_grad_(True)
-    with torch.enable_grad():
+
+    def output(x):
         out = attention(x)
-        out = out[0] if isinstance(out, tuple) and out else out
-        if isinstance(out, torch.Tensor) and out.requires_grad and out.shape == case["upstream"].shape:
-            out.backward(case["upstream"])
-    return ("x", x.grad), ("qkv.weight", attention.qkv.weight.grad), ("proj.weight", attention.proj.weight.grad)
+        return out[0] if isinstance(out, tuple) and out else out
+
+    return autograd_gradients(output, {"x": case["x"]}, case["upstream"],
+                              {"qkv.weight": attention.qkv.weight, "proj.weight": attention.proj.weight})
 
 
 def _attention(module, case, device, dropout=0.0):

@@ -7,7 +7,7 @@ reference and compares.  Everything the exercise under test needs besides
 itself is a test double built from torch primitives here, so a bug in one
 exercise never costs points in another, and the worker holds no solution code.
 
-This file imports only torch and the standard library: the worker loads it
+This file imports only torch, the standard library and the grader's probes module: the worker loads it
 inside the sandbox next to student code.
 """
 
@@ -17,6 +17,11 @@ import math
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+try:  # in the grader, a module of the autograder package
+    from autograder.probes import autograd_gradients
+except ImportError:  # in the worker, the grader's probes module next to it
+    from probes import autograd_gradients
 
 WIDTH, HEADS, FFN_WIDTH = 4, 2, 8  # T = 3 != d = 4, so swapped axes show
 
@@ -240,18 +245,6 @@ def _exact_gelu_in(module):
 # --- probes ----------------------------------------------------------------------
 
 
-def _gradients(forward, case, parameters):
-    """(("x", gradient), (parameter name, gradient)...): the gradient autograd gives each of them for
-    the output weighted by the case's upstream, None where none reaches it (cut from the graph by
-    .detach(), .data, a Python number or torch.no_grad()); named pairs, as the engine compares them."""
-    x = case["x"].clone().requires_grad_(True)
-    with torch.enable_grad():
-        out = forward(x)
-        if isinstance(out, torch.Tensor) and out.requires_grad and out.shape == case["upstream"].shape:
-            out.backward(case["upstream"])
-    return (("x", x.grad), *((name, parameter.grad) for name, parameter in parameters.items()))
-
-
 def run_case(module, exercise_id, case_name, case, device):
     """Outputs of one case.  `case` holds CPU tensors; they are moved to `device`."""
     case = {k: (v.to(device) if isinstance(v, torch.Tensor) else v) for k, v in case.items()}
@@ -263,11 +256,12 @@ def run_case(module, exercise_id, case_name, case, device):
             norm.weight.copy_(case["gamma"])
             norm.bias.copy_(case["beta"])
             if case_name == "gradients":
-                return _gradients(norm, case, {"weight": norm.weight, "bias": norm.bias})
+                return autograd_gradients(norm, {"x": case["x"]}, case["upstream"],
+                                          {"weight": norm.weight, "bias": norm.bias})
             return norm(case["x"])
         if exercise_id == "gelu":
             if case_name == "gradients":
-                return _gradients(module.gelu, case, {})
+                return autograd_gradients(module.gelu, {"x": case["x"]}, case["upstream"])
             return module.gelu(case["x"])
         if exercise_id == "feedforward":
             ffn = module.FeedForward(make_config(module)).to(device).eval()
@@ -279,7 +273,7 @@ def run_case(module, exercise_id, case_name, case, device):
                 ffn.train()
             with _exact_gelu_in(module):
                 if case_name == "gradients":
-                    return _gradients(ffn, case, dict(ffn.named_parameters()))
+                    return autograd_gradients(ffn, {"x": case["x"]}, case["upstream"], dict(ffn.named_parameters()))
                 return ffn(case["x"])
         if exercise_id == "block":
             return _run_block(module, case_name, case, device)
@@ -333,7 +327,8 @@ def _run_block(module, case_name, case, device):
     if case_name in ("real", "changed_future"):
         return block(x)
     if case_name == "gradients":
-        return _gradients(lambda t: block(t)[0], case, dict(block.named_parameters()))
+        return autograd_gradients(lambda t: block(t)[0], {"x": case["x"]}, case["upstream"],
+                                  dict(block.named_parameters()))
     if case_name == "cache":
         # the first two positions with use_cache, then the last one reading the cache
         head, present = block(x[:, :2], None, True)

@@ -13,14 +13,19 @@ what the wiring must give.  Its `ln` and `ffn` are stand-in modules with the att
 model.LayerNorm and model.FeedForward (weight, bias, eps; fc1, activation, fc2, dropout).
 
 Everything runs under the exercise's forbidden-call watch, so nothing here differentiates
-automatically.  This file imports only torch and the standard library: the worker loads it
-inside the sandbox next to student code.
+automatically.  This file imports only torch, the standard library and the grader's own probes
+module (on_meta): the worker loads it inside the sandbox next to student code.
 """
 
 import contextlib
 
 import torch
 from torch import nn
+
+try:  # in the grader, a module of the autograder package
+    from autograder.probes import on_meta
+except ImportError:  # in the worker, the grader's probes module next to it
+    from probes import on_meta
 
 WIDTH, LENGTH, HIDDEN = 4, 3, 8  # T = 3 != d = 4 != f = 8, so swapped axes show
 SUBLAYER_KEYS = ("ln.weight", "ln.bias", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias")
@@ -140,32 +145,6 @@ DOUBLES = {"layer_norm_backward": rms_norm_backward, "gelu_backward": silu_backw
            "linear_backward": doubled_linear_backward, "residual_backward": doubled_branch_residual_backward}
 
 
-def _on_meta(call):
-    """_where of what `call` returns on inputs on the meta device; where it reads a value out of one
-    (.item(), .tolist(), int(...): torch raises NotImplementedError, no stub's), what it raised."""
-    try:
-        return _where(call())
-    except NotImplementedError as exc:
-        if "meta" not in str(exc):
-            raise  # a stub's own
-        return ("raised NotImplementedError on meta-device inputs, which hold no values: values were read out "
-                "(.item(), .tolist(), int(...)), and a result built from them lands on the CPU")
-
-
-def _where(value):
-    """A result computed from inputs on PyTorch's meta device, as what it shows: each tensor's shape,
-    dtype and device (a meta tensor holds no values).  The meta case is the one device besides the
-    CPU that every machine has: a result built on the CPU whatever its inputs' device shows there,
-    without a GPU."""
-    if isinstance(value, torch.Tensor):
-        return f"a tensor ({str(value.dtype).removeprefix('torch.')}) of shape {list(value.shape)} on {value.device.type}"
-    if isinstance(value, (tuple, list)):
-        return type(value)(_where(item) for item in value)
-    if isinstance(value, dict):
-        return {key: _where(item) for key, item in value.items()}
-    return value
-
-
 class NormParameters(nn.Module):
     """What the sublayer reads of model.LayerNorm: weight, bias, eps (and a forward, should it call one)."""
 
@@ -235,7 +214,7 @@ def run_case(module, exercise_id, case_name, case, device):
             return module.gelu_backward(case["grad_out"], case["x"])
         if exercise_id == "linear_backward":
             if case.get("meta"):
-                return _on_meta(lambda: module.linear_backward(*(case[k].to("meta") for k in ("grad_out", "x", "weight"))))
+                return on_meta(lambda: module.linear_backward(*(case[k].to("meta") for k in ("grad_out", "x", "weight"))))
             return module.linear_backward(case["grad_out"], case["x"], case["weight"])
         if exercise_id == "residual_backward":
             # the docstring says call branch_backward exactly once: the count is part of the output

@@ -13,8 +13,8 @@ Floats a student returns (a learning rate, a loss, a norm) come back as a float6
 they are compared with the course's tolerance, plus a flag that says they were Python floats.
 A case where a correct body must raise returns "raised <type>"; NotImplementedError propagates.
 
-This file imports only torch and the standard library: the worker loads it inside the sandbox
-next to student code.
+This file imports only torch, the standard library and the grader's own probes module (on_meta):
+the worker loads it inside the sandbox next to student code.
 """
 
 import math
@@ -23,6 +23,11 @@ from typing import NamedTuple, Optional
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+try:  # in the grader, a module of the autograder package
+    from autograder.probes import on_meta
+except ImportError:  # in the worker, the grader's probes module next to it
+    from probes import on_meta
 
 VOCAB = 5  # the doubles' vocabulary: B = 2 rows, T = 3 or 4 positions, so no two axes agree
 
@@ -331,32 +336,6 @@ def _run(module, exercise_id, case_name, case, device):
     raise KeyError(exercise_id)
 
 
-def _on_meta(call):
-    """_where of what `call` returns on inputs on the meta device; where it reads a value out of one
-    (.item(), .tolist(), int(...): torch raises NotImplementedError, no stub's), what it raised."""
-    try:
-        return _where(call())
-    except NotImplementedError as exc:
-        if "meta" not in str(exc):
-            raise  # a stub's own
-        return ("raised NotImplementedError on meta-device inputs, which hold no values: values were read out "
-                "(.item(), .tolist(), int(...)), and a result built from them lands on the CPU")
-
-
-def _where(value):
-    """A result computed from inputs on PyTorch's meta device, as what it shows: each tensor's shape,
-    dtype and device (a meta tensor holds no values).  The meta case is the one device besides the
-    CPU that every machine has: a result built on the CPU whatever its inputs' device shows there,
-    without a GPU."""
-    if isinstance(value, torch.Tensor):
-        return f"a tensor ({str(value.dtype).removeprefix('torch.')}) of shape {list(value.shape)} on {value.device.type}"
-    if isinstance(value, (tuple, list)):
-        return type(value)(_where(item) for item in value)
-    if isinstance(value, dict):
-        return {key: _where(item) for key, item in value.items()}
-    return value
-
-
 class _CountingRandint(torch.overrides.TorchFunctionMode):
     """Counts the torch.randint calls made while it is on: the notebook draws every start with one
     call, and a draw per row gives the same values on the CPU, so only the count shows it."""
@@ -374,7 +353,7 @@ def _run_get_batch(module, case):
     torch.manual_seed(1234)  # the global generator too, so a body that uses it gives the same batch every run
     generator = None if case["seed"] is None else torch.Generator().manual_seed(case["seed"])
     if case.get("meta"):
-        return _on_meta(lambda: module.get_batch(case["data"].to("meta"), case["block_size"], case["batch_size"],
+        return on_meta(lambda: module.get_batch(case["data"].to("meta"), case["block_size"], case["batch_size"],
                                                  generator))
     with _CountingRandint() as counted:
         x, y = module.get_batch(case["data"], case["block_size"], case["batch_size"], generator)
