@@ -273,12 +273,19 @@ def _line_edits(reference, lines):
     return [(i1, i2, list(lines[j1:j2])) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
 
 
-def second_order_of(exercise, count=SECOND_ORDER):
+def with_second_order(exercise, count=SECOND_ORDER):
+    """The exercise's first-order mutants, then `count` second-order ones made from them."""
+    first = mutants_of(exercise)
+    return first + second_order_of(exercise, count, first)
+
+
+def second_order_of(exercise, count=SECOND_ORDER, first=None):
     """`count` mutants of two edits each: pairs of first-order mutants whose changes touch lines apart
     (neither adjacent nor shared), both applied; a fixed sample (the pairs whose hash sorts first), so
-    that a pair's edits can mask or undo each other, which no first-order mutant shows."""
+    that a pair's edits can mask or undo each other, which no first-order mutant shows.  `first`: the
+    exercise's first-order mutants, when the caller has them already."""
     reference = release.reference_body(exercise)
-    first = mutants_of(exercise)
+    first = mutants_of(exercise) if first is None else first
     edits = {m.id: _line_edits(reference, m.lines) for m in first}
 
     def reach(mutant):  # the reference lines an edit touches, an insertion touching its neighbours
@@ -435,7 +442,7 @@ def run(assignments, pool=None, per_exercise=None, exercises=None, show_progress
         for assignment in assignments:
             listed = equivalents(assignment)
             made = [m for e in assignment.exercises if exercises is None or e.id in exercises
-                    for m in mutants_of(e) + second_order_of(e, second_order)]
+                    for m in with_second_order(e, second_order)]
             chosen = sample(made, per_exercise) if per_exercise else made
             folders = []
             for mutant in chosen:

@@ -24,7 +24,7 @@ def test_a_named_misconception_is_the_bodys_own(exercise):
     wrong = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # `x is 1` and torch's notes on the mutants' odd code
-        for mutant in mutants.mutants_of(exercise) + mutants.second_order_of(exercise):
+        for mutant in mutants.with_second_order(exercise):
             named = engine.diagnosis_in_process(exercise.id, mutant.function())
             if named is not None and not mutants.names_its_mistake(mutant, named):
                 wrong.append(f"{mutant.id} ({mutant.operator}) {mutant.diff!r} is told {named.id}: {named.en}")

@@ -62,7 +62,7 @@ def test_the_equivalent_list_holds_only_mutants_still_made(assignment):
     """A listed mutant no longer made means the reference body changed: the entry is stale and
     the new mutants need a review (`hero mutants` says so too)."""
     listed = mutants.equivalents(assignment)
-    every = [m.id for e in assignment.exercises for m in mutants.mutants_of(e) + mutants.second_order_of(e)]
+    every = [m.id for e in assignment.exercises for m in mutants.with_second_order(e)]
     made = set(every)
     assert len(made) == len(every), "two mutants share an id (an id hashes its exercise and its body)"
     assert not set(listed) - made, f"stale entries in {assignment.id}/{mutants.EQUIVALENT_FILE}"
